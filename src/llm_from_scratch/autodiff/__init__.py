@@ -1,0 +1,26 @@
+"""A small reverse-mode automatic differentiation engine on numpy float64 arrays."""
+
+from . import ops
+from .gradcheck import GradcheckResult, gradcheck, jacobians, numeric_jacobians
+from .registry import OPS, Op, op, unbroadcast
+from .tensor import Tensor, grad_enabled, no_grad
+
+concat = ops.concat
+stack = ops.stack
+
+__all__ = [
+    "OPS",
+    "GradcheckResult",
+    "Op",
+    "Tensor",
+    "concat",
+    "grad_enabled",
+    "gradcheck",
+    "jacobians",
+    "no_grad",
+    "numeric_jacobians",
+    "op",
+    "ops",
+    "stack",
+    "unbroadcast",
+]

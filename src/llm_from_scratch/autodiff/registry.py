@@ -1,0 +1,89 @@
+"""The op registry: each op is a numpy forward with its vector-Jacobian product beside it.
+
+An op is declared once and becomes a callable that records itself on the tape::
+
+    @op
+    def mul(x, y):
+        return x * y
+
+    @mul.vjp
+    def _(grad, out, x, y):
+        return grad * y, grad * x
+
+The forward receives numpy arrays (and keyword parameters); the VJP receives the upstream
+gradient, the forward's output and the same inputs, and returns one gradient per input (or a
+bare array for a one-input op). A VJP may return gradients in the broadcast output shape: the
+engine sums them back to each input's shape in one place (:func:`unbroadcast`). A VJP that names
+a ``needs`` parameter receives a tuple of booleans saying which inputs want a gradient, so it can
+skip work (a matmul by a constant need not compute that constant's gradient). An op declared with
+``@op(saves=True)`` returns ``(out, saved)`` from its forward and gets ``saved=`` in its VJP.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ShapeError, TapeError
+from .tensor import Tensor, _GradMode, unbroadcast
+
+__all__ = ["OPS", "Op", "op", "unbroadcast"]
+
+OPS: dict[str, Op] = {}
+
+
+class Op:
+    """A differentiable primitive: ``forward`` on arrays plus its VJP, recorded on the tape."""
+
+    __slots__ = ("backward", "doc", "forward", "name", "saves", "wants_needs")
+
+    def __init__(self, forward: Callable[..., Any], *, saves: bool = False) -> None:
+        self.name = forward.__name__
+        self.forward = forward
+        self.saves = saves
+        self.backward: Callable[..., Any] | None = None
+        self.wants_needs = False
+        self.doc = forward.__doc__ or ""
+        if self.name in OPS:
+            raise TapeError(f"An op named {self.name!r} is already registered.")
+        OPS[self.name] = self
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+    def vjp(self, backward: Callable[..., Any]) -> Callable[..., Any]:
+        """Attach the vector-Jacobian product (used as a decorator under the forward)."""
+        self.backward = backward
+        self.wants_needs = "needs" in inspect.signature(backward).parameters
+        return backward
+
+    def __call__(self, *inputs: Any, **params: Any) -> Tensor:
+        tensors = [x if isinstance(x, Tensor) else Tensor._constant(x) for x in inputs]
+        try:
+            out = self.forward(*[t.value for t in tensors], **params)
+        except ValueError as error:
+            shapes = ", ".join(str(t.value.shape) for t in tensors)
+            message = f"{self.name} cannot combine inputs of shapes {shapes}: {error}"
+            raise ShapeError(message) from error
+        saved = None
+        if self.saves:
+            out, saved = out
+        result = Tensor._constant(out)
+        if _GradMode.enabled:
+            for t in tensors:
+                if t.requires_grad:
+                    result.requires_grad = True
+                    result._op = self
+                    result._inputs = tensors
+                    result._params = params
+                    result._saved = saved
+                    break
+        return result
+
+
+def op(forward: Callable[..., Any] | None = None, *, saves: bool = False) -> Any:
+    """Register ``forward`` as an op: ``@op`` or ``@op(saves=True)``."""
+    if forward is None:
+        return lambda fn: Op(fn, saves=saves)
+    return Op(forward, saves=saves)

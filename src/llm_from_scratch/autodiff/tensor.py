@@ -1,0 +1,394 @@
+"""Tensor, the tape it records, and reverse-mode ``backward``.
+
+A tensor produced by an op remembers the op, its input tensors and the op's parameters: that is
+the tape. ``backward`` walks it once in reverse topological order (iteratively, so a chain of any
+length works), calls each op's vector-Jacobian product, sums gradients that meet at a shared
+tensor, and accumulates the results into leaves that require gradients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArgumentError, GraphReleasedError, NoGradientError, SeedShapeError
+
+
+class _GradMode:
+    enabled = True
+
+
+def grad_enabled() -> bool:
+    """Whether ops are being recorded on the tape right now."""
+    return _GradMode.enabled
+
+
+@contextmanager
+def no_grad() -> Iterator[None]:
+    """Inside this block no op is recorded: results do not require gradients."""
+    previous = _GradMode.enabled
+    _GradMode.enabled = False
+    try:
+        yield
+    finally:
+        _GradMode.enabled = previous
+
+
+class _Released:
+    """Marks a node whose tape entry a backward pass has freed."""
+
+    name = "released"
+
+    def __repr__(self) -> str:
+        return "<released>"
+
+
+RELEASED: Any = _Released()
+
+
+class Tensor:
+    """A float64 array that can record the ops applied to it and receive gradients."""
+
+    __slots__ = (
+        "__weakref__",
+        "_inputs",
+        "_op",
+        "_params",
+        "_retains_grad",
+        "_saved",
+        "grad",
+        "name",
+        "requires_grad",
+        "value",
+    )
+    __array_priority__ = 1000  # ndarray ⊕ Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
+        if isinstance(data, Tensor):
+            data = data.value
+        try:
+            value = np.array(data, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise ArgumentError(
+                f"Tensor data must be numbers convertible to float64; got {type(data).__name__}"
+                f" ({error})."
+            ) from error
+        self.value = value
+        self.grad: np.ndarray | None = None
+        self.requires_grad = bool(requires_grad)
+        self.name = name
+        self._op: Any = None
+        self._inputs: tuple[Tensor, ...] | None = None
+        self._params: dict[str, Any] | None = None
+        self._saved: Any = None
+        self._retains_grad = False
+
+    @classmethod
+    def _constant(cls, data: Any) -> Tensor:
+        """A tensor around ``data`` without copying (the engine's fast internal constructor)."""
+        t = cls.__new__(Tensor)
+        t.value = (
+            data
+            if type(data) is np.ndarray and data.dtype == np.float64
+            else (np.asarray(data, dtype=np.float64))
+        )
+        t.grad = None
+        t.requires_grad = False
+        t.name = None
+        t._op = None
+        t._inputs = None
+        t._params = None
+        t._saved = None
+        t._retains_grad = False
+        return t
+
+    # --- what a tensor is ------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.value.ndim
+
+    @property
+    def size(self) -> int:
+        return self.value.size
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors no recorded op produced (inputs, parameters, constants)."""
+        return self._op is None
+
+    @property
+    def op_name(self) -> str | None:
+        """The name of the op that produced this tensor, or None for a leaf."""
+        return None if self._op is None else self._op.name
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        """The tensors this one was computed from (empty for a leaf or a released node)."""
+        return self._inputs or ()
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.value, separator=", ", prefix="Tensor(")
+        extras = ""
+        if self.requires_grad:
+            extras += ", requires_grad=True"
+        if self.name is not None:
+            extras += f", name={self.name!r}"
+        return f"Tensor({body}{extras})"
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def item(self) -> float:
+        """The single value of a one-element tensor, as a Python float."""
+        return float(self.value.item())
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the value as a numpy array."""
+        return self.value.copy()
+
+    def detach(self) -> Tensor:
+        """The same value, cut from the tape (shares memory, records nothing)."""
+        return Tensor._constant(self.value)
+
+    def zero_grad(self) -> None:
+        """Forget the accumulated gradient."""
+        self.grad = None
+
+    def retain_grad(self) -> Tensor:
+        """Keep this intermediate's gradient in ``.grad`` when a backward passes through it."""
+        self._retains_grad = True
+        return self
+
+    # --- reverse mode ----------------------------------------------------------------------
+
+    def backward(self, seed: Any = None, retain_graph: bool = False) -> None:
+        """Accumulate d(seed·self)/d(leaf) into every leaf's ``.grad``; seed defaults to 1."""
+        if not self.requires_grad:
+            raise NoGradientError(
+                "backward() needs a tensor that depends on something with requires_grad=True; "
+                "this one records no graph. Create the inputs with requires_grad=True, and do "
+                "not compute it inside no_grad()."
+            )
+        grad = _seed_gradient(self, seed)
+        order = _reverse_topological_order(self)
+        grads: dict[Tensor, np.ndarray] = {self: grad}
+        for node in order:
+            g = grads.pop(node, None)
+            op = node._op
+            if g is not None:
+                if op is None or node._retains_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                if op is not None:
+                    _propagate(node, op, g, grads)
+            if op is not None and not retain_graph:
+                node._op = RELEASED
+                node._inputs = None
+                node._params = None
+                node._saved = None
+
+    # --- operators -------------------------------------------------------------------------
+
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.div(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pow__(self, exponent: float) -> Tensor:
+        return _ops.power(self, exponent=exponent)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.getitem(self, index=index)
+
+    # --- named methods (PyTorch-familiar) -----------------------------------------------------
+
+    def reshape(self, *shape: Any) -> Tensor:
+        """The same values in a new shape (one axis may be -1)."""
+        if len(shape) == 1 and isinstance(shape[0], tuple | list):
+            shape = tuple(shape[0])
+        return _ops.reshape(self, shape=tuple(int(n) for n in shape))
+
+    def permute(self, *axes: Any) -> Tensor:
+        """Reorder the axes: result axis i is input axis ``axes[i]``."""
+        if len(axes) == 1 and isinstance(axes[0], tuple | list):
+            axes = tuple(axes[0])
+        return _ops.permute(self, axes=tuple(int(a) for a in axes))
+
+    def transpose(self, axis_a: int = -2, axis_b: int = -1) -> Tensor:
+        """Swap two axes (the last two by default)."""
+        axes = list(range(self.ndim))
+        axes[axis_a], axes[axis_b] = axes[axis_b], axes[axis_a]
+        return self.permute(*axes)
+
+    @property
+    def T(self) -> Tensor:
+        """All axes reversed."""
+        return self.permute(*reversed(range(self.ndim)))
+
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+        return _ops.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+        """sum / count over the reduced axes."""
+        return _ops.mean(self, axis=axis, keepdims=keepdims)
+
+    def exp(self) -> Tensor:
+        return _ops.exp(self)
+
+    def log(self) -> Tensor:
+        return _ops.log(self)
+
+    def sqrt(self) -> Tensor:
+        return _ops.sqrt(self)
+
+    def tanh(self) -> Tensor:
+        return _ops.tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        return _ops.sigmoid(self)
+
+    def silu(self) -> Tensor:
+        return _ops.silu(self)
+
+    def relu(self) -> Tensor:
+        return _ops.relu(self)
+
+    def gelu(self) -> Tensor:
+        return _ops.gelu(self)
+
+    def softmax(self, axis: int = -1) -> Tensor:
+        return _ops.softmax(self, axis=axis)
+
+    def log_softmax(self, axis: int = -1) -> Tensor:
+        return _ops.log_softmax(self, axis=axis)
+
+    def masked_fill(self, mask: Any, value: float) -> Tensor:
+        """Replace entries where ``mask`` is True by ``value`` (their gradient is zero)."""
+        return _ops.masked_fill(self, mask=np.asarray(mask, dtype=bool), value=float(value))
+
+
+def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
+    if seed is None:
+        if root.value.size != 1:
+            raise SeedShapeError(
+                f"backward() without a seed needs a one-element output; got shape {root.shape}. "
+                "Pass seed=<array of that shape> (the upstream gradient)."
+            )
+        return np.ones_like(root.value)
+    value = seed.value if isinstance(seed, Tensor) else np.asarray(seed, dtype=np.float64)
+    if value.shape != root.shape:
+        if value.size == 1 and root.value.size == 1:
+            return value.reshape(root.shape).astype(np.float64)
+        raise SeedShapeError(
+            f"backward() seed must have the output's shape {root.shape}; got {value.shape}."
+        )
+    return np.array(value, dtype=np.float64)
+
+
+def _reverse_topological_order(root: Tensor) -> list[Tensor]:
+    """Every tensor requiring grad that ``root`` depends on, each after all its consumers."""
+    order: list[Tensor] = []
+    visited: set[int] = set()
+    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if node._op is RELEASED:
+            raise GraphReleasedError(
+                "This backward reaches a graph that an earlier backward() already released "
+                f"(at a tensor made by an op, shape {node.shape}). Call backward(..., "
+                "retain_graph=True) the first time to go through the same graph twice, or "
+                "recompute the forward pass."
+            )
+        stack.append((node, True))
+        inputs = node._inputs
+        if inputs:
+            for parent in inputs:
+                if parent.requires_grad and id(parent) not in visited:
+                    stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def _propagate(node: Tensor, op: Any, grad: np.ndarray, grads: dict[Tensor, np.ndarray]) -> None:
+    """Apply the node's VJP and add each input's share into ``grads``."""
+    inputs = node._inputs
+    values = [t.value for t in inputs]
+    if op.saves:
+        if op.wants_needs:
+            needs = tuple([t.requires_grad for t in inputs])
+            shares = op.backward(
+                grad, node.value, *values, saved=node._saved, needs=needs, **node._params
+            )
+        else:
+            shares = op.backward(grad, node.value, *values, saved=node._saved, **node._params)
+    elif op.wants_needs:
+        needs = tuple([t.requires_grad for t in inputs])
+        shares = op.backward(grad, node.value, *values, needs=needs, **node._params)
+    else:
+        shares = op.backward(grad, node.value, *values, **node._params)
+    if type(shares) is not tuple and type(shares) is not list:
+        shares = (shares,)
+    for tensor, share in zip(inputs, shares, strict=True):
+        if share is None or not tensor.requires_grad:
+            continue
+        if share.shape != tensor.value.shape:
+            share = unbroadcast(share, tensor.value.shape)
+        previous = grads.get(tensor)
+        grads[tensor] = share if previous is None else previous + share
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum a broadcast gradient back to ``shape``: over added leading axes and stretched 1-axes."""
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra > 0:
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad.reshape(shape)
+
+
+from . import ops as _ops  # noqa: E402  (ops build on Tensor; Tensor's operators call ops)

@@ -1,0 +1,114 @@
+"""Linear: one shared affine projection of the last axis, Y = XW + b."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import Tensor
+from ..errors import (
+    ArgumentError,
+    BiasRankError,
+    BiasWidthError,
+    InputWidthError,
+    ScalarInputError,
+    WeightRankError,
+    ZeroInputWidthError,
+    ZeroOutputWidthError,
+)
+from ..random import SplitMix64, xavier_uniform
+from .module import Module, Parameter, check_name
+
+
+def _check_width(value: Any, label: str, error: type[Exception]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ArgumentError(f"Linear {label} must be an integer; got {value!r}.")
+    if value <= 0:
+        raise error(f"Linear {label} must be at least 1; got {value}.")
+    return int(value)
+
+
+class Linear(Module):
+    """Y = XW + b on the last axis: W is [input_width, output_width], b is [output_width]."""
+
+    def __init__(
+        self,
+        input_width: int,
+        output_width: int,
+        *,
+        bias: bool = True,
+        name: str = "linear",
+        rng: SplitMix64,
+    ) -> None:
+        input_width = _check_width(input_width, "input width", ZeroInputWidthError)
+        output_width = _check_width(output_width, "output width", ZeroOutputWidthError)
+        check_name(name, "Linear")
+        weight = xavier_uniform(input_width, output_width, rng)  # advances rng only on success
+        self._build(weight, np.zeros(output_width) if bias else None, name)
+
+    @classmethod
+    def from_parameters(cls, weight: Any, bias: Any = None, *, name: str = "linear") -> Linear:
+        """A layer holding exactly these values (checked in the documented order)."""
+        w = np.array(weight.value if isinstance(weight, Tensor) else weight, dtype=np.float64)
+        if w.ndim != 2:
+            raise WeightRankError(
+                f"Linear weight must be rank 2, [input_width, output_width]; got shape {w.shape}."
+            )
+        if w.shape[0] == 0:
+            raise ZeroInputWidthError(
+                f"Linear weight must read at least one input feature; got shape {w.shape}."
+            )
+        if w.shape[1] == 0:
+            raise ZeroOutputWidthError(
+                f"Linear weight must produce at least one output feature; got shape {w.shape}."
+            )
+        b = None
+        if bias is not None:
+            b = np.array(bias.value if isinstance(bias, Tensor) else bias, dtype=np.float64)
+            if b.ndim != 1:
+                raise BiasRankError(
+                    f"Linear bias must be rank 1, [output_width]; got shape {b.shape}."
+                )
+            if b.shape[0] != w.shape[1]:
+                raise BiasWidthError(
+                    f"Linear bias width must equal the output width {w.shape[1]}; "
+                    f"got {b.shape[0]}."
+                )
+        layer = cls.__new__(cls)
+        layer._build(w, b, check_name(name, "Linear"))
+        return layer
+
+    def _build(self, weight: np.ndarray, bias: np.ndarray | None, name: str) -> None:
+        Module.__init__(self, name)
+        self.input_width, self.output_width = weight.shape
+        self.weight = Parameter(weight, f"{name}.weight")
+        self.bias = None if bias is None else Parameter(bias, f"{name}.bias")
+
+    def __repr__(self) -> str:
+        kind = "affine" if self.bias is not None else "bias-free"
+        return f"Linear({self.input_width} -> {self.output_width}, {kind}, name={self.name!r})"
+
+    def check_input(self, x: Tensor) -> None:
+        """Raise unless x has rank ≥ 1 and its last axis is ``input_width``."""
+        if x.ndim == 0:
+            raise ScalarInputError(
+                f"Linear({self.input_width} -> {self.output_width}) needs an input with a "
+                f"feature axis; got a rank-0 value. Wrap a single feature vector as shape "
+                f"({self.input_width},)."
+            )
+        if x.shape[-1] != self.input_width:
+            raise InputWidthError(
+                f"Linear({self.input_width} -> {self.output_width}) expects input whose last "
+                f"axis is {self.input_width}; got shape {x.shape}."
+            )
+
+    def forward(self, x: Any) -> Tensor:
+        """Y = XW + b on the last axis; leading axes (even empty ones) pass through."""
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        self.check_input(x)
+        if x.ndim == 1:  # (d_in) → (1, d_in) → (1, d_out) → (d_out)
+            y = (x.reshape(1, self.input_width) @ self.weight).reshape(self.output_width)
+        else:
+            y = x @ self.weight  # (..., d_in) @ (d_in, d_out) → (..., d_out)
+        return y if self.bias is None else y + self.bias

@@ -1,0 +1,143 @@
+"""Modules and named parameters.
+
+A parameter is a leaf tensor that requires gradients and carries a stable dotted name such as
+``token_projection.weight``. A module owns parameters and child modules; both are registered in
+the order they are assigned, which is the order of the forward pass, so ``named_parameters``
+lists them in a stable, meaningful order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import Tensor
+from ..errors import ArgumentError, ParameterError, ShapeError
+
+
+class Parameter(Tensor):
+    """A named leaf tensor that requires gradients."""
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"A parameter needs a non-empty string name; got {name!r}.")
+        super().__init__(data, requires_grad=True, name=name)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.value, separator=", ", prefix="Parameter(")
+        return f"Parameter({body}, name={self.name!r})"
+
+
+def check_name(name: Any, kind: str) -> str:
+    """Validate a module name (a non-empty dotted string) and return it."""
+    if not isinstance(name, str) or not name or any(not part for part in name.split(".")):
+        raise ArgumentError(
+            f"{kind} name must be a non-empty dotted string such as 'token_projection'; "
+            f"got {name!r}."
+        )
+    return name
+
+
+class Module:
+    """Base class: registers parameters and children as attributes, in assignment order."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "name", check_name(name, type(self).__name__))
+        object.__setattr__(self, "_members", {})  # attr -> Parameter | Module, forward order
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if isinstance(value, Parameter | Module):
+            self._register(attr, value)
+        else:
+            self._members.pop(attr, None)
+        object.__setattr__(self, attr, value)
+
+    def _register(self, attr: str, value: Parameter | Module) -> None:
+        taken = {n for a, m in self._members.items() if a != attr for n in _names_of(m)}
+        clash = sorted(set(_names_of(value)) & taken)
+        if clash:
+            raise ParameterError(
+                f"Parameter names must be unique within a module; {type(self).__name__} "
+                f"{self.name!r} already has {clash[0]!r}. Give the sub-module another name=."
+            )
+        self._members[attr] = value
+
+    # --- parameters --------------------------------------------------------------------------
+
+    def named_parameters(self) -> list[tuple[str, Parameter]]:
+        """(name, parameter) pairs in forward order, children's parameters in place."""
+        pairs: list[tuple[str, Parameter]] = []
+        for value in self._members.values():
+            if isinstance(value, Parameter):
+                pairs.append((value.name, value))
+            else:
+                pairs.extend(value.named_parameters())
+        return pairs
+
+    def children(self) -> list[Module]:
+        """The direct sub-modules, in forward order."""
+        return [m for m in self._members.values() if isinstance(m, Module)]
+
+    def parameters(self) -> list[Parameter]:
+        """The parameters, in forward order."""
+        return [p for _, p in self.named_parameters()]
+
+    @property
+    def parameter_count(self) -> int:
+        """How many scalars the parameters hold."""
+        return int(sum(p.size for p in self.parameters()))
+
+    def zero_grad(self) -> None:
+        """Forget every parameter's accumulated gradient."""
+        for p in self.parameters():
+            p.grad = None
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """{name: copy of value} for every parameter, in forward order."""
+        return {name: p.value.copy() for name, p in self.named_parameters()}
+
+    def load_state_dict(self, mapping: Mapping[str, Any]) -> None:
+        """Copy exact values in; unknown, missing or mis-shaped entries change nothing."""
+        params = dict(self.named_parameters())
+        unknown = sorted(set(mapping) - set(params))
+        missing = [n for n in params if n not in mapping]
+        if unknown or missing:
+            raise ParameterError(
+                f"load_state_dict for {self.name!r} needs exactly the names {list(params)}; "
+                f"unknown {unknown}, missing {missing}."
+            )
+        arrays = {}
+        for name, p in params.items():
+            try:
+                value = np.array(mapping[name], dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                raise ParameterError(f"{name}: value is not numeric ({error}).") from error
+            if value.shape != p.shape:
+                raise ShapeError(
+                    f"load_state_dict: {name} has shape {p.shape}; got {value.shape}."
+                )
+            arrays[name] = value
+        for name, p in params.items():
+            p.value = arrays[name]
+            p.grad = None
+
+    # --- calling ---------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not define forward().")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, parameters={self.parameter_count})"
+
+
+def _names_of(value: Any) -> list[str]:
+    if isinstance(value, Parameter):
+        return [value.name]
+    return [n for n, _ in value.named_parameters()]
