@@ -58,7 +58,7 @@ class NoGradientError(TapeError):
     """``backward`` was called on a tensor that does not require gradients."""
 
 
-# --- layers: Linear (checked in this order: weight rank, widths, bias rank, bias width) -----------
+# --- Linear (checked in this order: weight rank, widths, bias rank, bias width) ---
 
 
 class WeightRankError(RankError):
