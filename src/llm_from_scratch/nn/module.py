@@ -58,7 +58,7 @@ class Module:
 
     def _register(self, attr: str, value: Parameter | Module) -> None:
         taken = {n for a, m in self._members.items() if a != attr for n in _names_of(m)}
-        clash = sorted(set(_names_of(value)) & taken)
+        clash = [n for n in _names_of(value) if n in taken]
         if clash:
             raise ParameterError(
                 f"Parameter names must be unique within a module; {type(self).__name__} "

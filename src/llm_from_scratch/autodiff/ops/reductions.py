@@ -33,7 +33,7 @@ def mean(x, axis=None, keepdims=False):
 @op
 def softmax(x, axis):
     """exp(x − max) / Σ exp(x − max) along ``axis``"""
-    shifted = x - np.max(x, axis=axis, keepdims=True)
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     e = np.exp(shifted)
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -47,7 +47,9 @@ def _(grad, out, x, axis):
 @op
 def log_softmax(x, axis):
     """x − max − log Σ exp(x − max) along ``axis``"""
-    shifted = x - np.max(x, axis=axis, keepdims=True)
+    if x.size == 0:  # an empty axis has nothing to normalise (and log Σ would be log 0)
+        return np.zeros_like(x)
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 

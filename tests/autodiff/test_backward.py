@@ -1,0 +1,173 @@
+"""Reverse-mode semantics: seeds, accumulation, release and retain, no_grad, long chains."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+from llm_from_scratch.autodiff import Tensor, no_grad, unbroadcast
+from llm_from_scratch.errors import (
+    ArgumentError,
+    GraphReleasedError,
+    NoGradientError,
+    SeedShapeError,
+    ShapeError,
+    TapeError,
+)
+
+
+def test_scalar_output_defaults_to_seed_one():
+    x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0, 6.0])  # d Σx² / dx = 2x
+
+
+def test_non_scalar_output_needs_a_seed_of_its_shape():
+    x = Tensor([[1.0, 2.0]], requires_grad=True)
+    y = x * 2.0
+    with pytest.raises(SeedShapeError, match=r"one-element output; got shape \(1, 2\)"):
+        y.backward()
+    with pytest.raises(SeedShapeError, match=r"seed must have the output's shape \(1, 2\); got"):
+        y.backward(np.ones(2), retain_graph=True)
+    y.backward(Tensor([[1.0, -1.0]]))
+    np.testing.assert_array_equal(x.grad, [[2.0, -2.0]])
+    assert isinstance(SeedShapeError("x"), ValueError)
+
+
+def test_gradients_accumulate_in_a_shared_leaf_and_across_backwards():
+    x = Tensor(3.0, requires_grad=True)
+    y = x * x + x  # x reaches y along three paths: dy/dx = 2x + 1 = 7
+    y.backward(retain_graph=True)
+    assert x.grad == 7.0
+    y.backward()  # retained graph: a second pass accumulates
+    assert x.grad == 14.0
+    x.zero_grad()
+    assert x.grad is None
+
+
+def test_released_graph_raises_a_runtime_error_with_the_fix():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x.exp() * 2.0).sum()
+    y.backward()
+    with pytest.raises(GraphReleasedError, match="retain_graph=True") as caught:
+        y.backward()
+    assert isinstance(caught.value, RuntimeError) and isinstance(caught.value, TapeError)
+
+
+def test_retain_graph_keeps_every_node_usable():
+    x = Tensor([0.5, -1.0], requires_grad=True)
+    hidden = x.tanh()
+    y = (hidden * hidden).sum()
+    for _ in range(3):
+        y.backward(retain_graph=True)
+    expected = 3 * 2 * np.tanh([0.5, -1.0]) * (1 - np.tanh([0.5, -1.0]) ** 2)
+    np.testing.assert_allclose(x.grad, expected, rtol=1e-15)
+
+
+def test_backward_without_a_graph_is_a_tape_error():
+    with pytest.raises(NoGradientError, match="requires_grad=True"):
+        Tensor([1.0]).sum().backward()
+
+
+def test_no_grad_records_nothing_and_restores_recording():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    with no_grad():
+        y = x * 2.0
+    assert not y.requires_grad and y.is_leaf
+    assert (x * 2.0).requires_grad
+
+
+def test_intermediate_gradients_are_kept_only_when_asked():
+    x = Tensor([1.0, -2.0], requires_grad=True)
+    hidden = (x * 3.0).retain_grad()
+    other = x * 5.0
+    (hidden * hidden + other).sum().backward()
+    np.testing.assert_array_equal(hidden.grad, 2 * np.array([3.0, -6.0]))
+    assert other.grad is None
+    np.testing.assert_array_equal(x.grad, 2 * 9 * np.array([1.0, -2.0]) + 5.0)
+
+
+def test_a_chain_of_ten_thousand_ops_needs_no_recursion():
+    x = Tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    y.backward()
+    assert x.grad == pytest.approx(1.0001**10_000, rel=1e-9)
+
+
+def test_backward_frees_the_tape_but_retain_keeps_it():
+    def build():
+        x = Tensor(np.ones(4), requires_grad=True)
+        hidden = x.exp()
+        return x, (hidden * 2.0).sum(), weakref.ref(hidden)
+
+    _, y, probe = build()
+    gc.collect()
+    assert probe() is not None  # held by the tape
+    y.backward()
+    gc.collect()
+    assert probe() is None  # released with the graph
+    _, y, probe = build()
+    y.backward(retain_graph=True)
+    gc.collect()
+    assert probe() is not None
+
+
+def test_broadcast_operand_gradient_is_a_sum():
+    x = Tensor(np.ones((4, 3)), requires_grad=True)
+    b = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * b).backward(np.full((4, 3), 0.5))
+    np.testing.assert_array_equal(b.grad, [2.0, 2.0, 2.0])  # 4 rows × 0.5 × x
+    np.testing.assert_array_equal(x.grad, np.tile([0.5, 1.0, 1.5], (4, 1)))
+
+
+def test_unbroadcast_sums_added_and_stretched_axes():
+    grad = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(unbroadcast(grad, (3, 1)), grad.sum(axis=(0, 2))[:, None])
+    np.testing.assert_array_equal(unbroadcast(grad, ()), grad.sum())
+    assert unbroadcast(np.zeros((0, 3)), (3,)).shape == (3,)
+
+
+def test_shape_errors_name_the_op_and_the_shapes():
+    with pytest.raises(
+        ShapeError, match=r"matmul cannot combine inputs of shapes \(2, 3\), \(2, 4\)"
+    ):
+        Tensor(np.ones((2, 3))) @ Tensor(np.ones((2, 4)))
+    with pytest.raises(ShapeError, match=r"add cannot combine inputs of shapes \(2,\), \(3,\)"):
+        Tensor([1.0, 2.0]) + Tensor([1.0, 2.0, 3.0])
+
+
+def test_tensor_data_must_be_numeric():
+    with pytest.raises(ArgumentError, match="convertible to float64"):
+        Tensor("abc")
+    assert Tensor([1, 2]).value.dtype == np.float64
+
+
+def test_constructor_copies_and_repr_is_stable():
+    data = np.array([1.0, 2.0])
+    x = Tensor(data, requires_grad=True, name="x")
+    data[0] = 99.0
+    assert x.value[0] == 1.0
+    assert repr(x) == "Tensor([1., 2.], requires_grad=True, name='x')"
+
+
+def test_reflected_operators_with_numpy_arrays_and_scalars():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = 1.0 - np.array([2.0, 2.0]) / x + 2.0 * x
+    y.backward(np.ones(2))
+    np.testing.assert_allclose(x.grad, 2.0 / np.array([1.0, 4.0]) + 2.0)
+
+
+def test_shape_methods_match_numpy():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = Tensor(a)
+    np.testing.assert_array_equal(x.permute(2, 0, 1).value, a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(x.transpose(0, 2).value, a.swapaxes(0, 2))
+    np.testing.assert_array_equal(x.T.value, a.T)
+    np.testing.assert_array_equal(x.reshape(6, -1).value, a.reshape(6, 4))
+    np.testing.assert_array_equal(x.mean(axis=1).value, a.mean(axis=1))
+    np.testing.assert_array_equal(x[1, :, ::2].value, a[1, :, ::2])

@@ -1,0 +1,75 @@
+"""Modules: stable parameter names and order, clone identity, state dicts that load exactly."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from llm_from_scratch.errors import ArgumentError, ParameterError, ShapeError
+from llm_from_scratch.nn import Linear, Module, Parameter
+from llm_from_scratch.random import SplitMix64
+
+
+class TwoLayer(Module):
+    def __init__(self, name: str = "mlp") -> None:
+        super().__init__(name)
+        rng = SplitMix64(1)
+        self.first = Linear(2, 3, name=f"{name}.first", rng=rng)
+        self.scale = Parameter(np.ones(3), f"{name}.scale")
+        self.second = Linear(3, 1, bias=False, name=f"{name}.second", rng=rng)
+
+    def forward(self, x):
+        return self.second(self.first(x) * self.scale)
+
+
+def test_named_parameters_follow_forward_order():
+    names = [n for n, _ in TwoLayer().named_parameters()]
+    assert names == ["mlp.first.weight", "mlp.first.bias", "mlp.scale", "mlp.second.weight"]
+    assert TwoLayer().parameter_count == 6 + 3 + 3 + 3
+
+
+def test_duplicate_parameter_names_are_rejected():
+    model = TwoLayer()
+    with pytest.raises(ParameterError, match=r"already has 'mlp\.first\.weight'"):
+        model.again = Linear(2, 3, name="mlp.first", rng=SplitMix64(0))
+    assert "again" not in [n.split(".")[1] for n, _ in model.named_parameters()]
+
+
+def test_shallow_copy_shares_parameter_objects():
+    model = TwoLayer()
+    clone = copy.copy(model)
+    for (_, a), (_, b) in zip(model.named_parameters(), clone.named_parameters(), strict=True):
+        assert a is b
+
+
+def test_state_dict_round_trip_and_zero_grad():
+    model = TwoLayer()
+    state = model.state_dict()
+    state["mlp.scale"] = np.array([1.0, 2.0, 3.0])
+    model.load_state_dict(state)
+    np.testing.assert_array_equal(model.scale.value, [1.0, 2.0, 3.0])
+    model(np.ones((4, 2))).sum().backward()
+    assert model.first.weight.grad is not None
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_bad_state_dicts_change_nothing():
+    model = TwoLayer()
+    before = model.state_dict()
+    bad_shape = {**before, "mlp.scale": np.ones(4), "mlp.first.bias": np.full(3, 7.0)}
+    with pytest.raises(ShapeError, match=r"mlp.scale has shape \(3,\); got \(4,\)"):
+        model.load_state_dict(bad_shape)
+    with pytest.raises(ParameterError, match=r"unknown \['extra'\], missing \['mlp.scale'\]"):
+        model.load_state_dict(
+            {**{k: v for k, v in before.items() if k != "mlp.scale"}, "extra": 1.0}
+        )
+    for name, value in model.state_dict().items():
+        np.testing.assert_array_equal(value, before[name])
+
+
+def test_module_names_must_be_dotted_identifiers():
+    with pytest.raises(ArgumentError, match="non-empty dotted string"):
+        Module("a..b")
