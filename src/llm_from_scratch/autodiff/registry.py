@@ -25,10 +25,21 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..errors import ShapeError, TapeError
 from .tensor import Tensor, _GradMode, unbroadcast
 
 __all__ = ["OPS", "Op", "op", "unbroadcast"]
+
+_constant = Tensor._constant
+_new = object.__new__
+_F64 = np.dtype(np.float64)
+
+
+def _as_f64(data: Any) -> np.ndarray:
+    return np.asarray(data, dtype=np.float64)
+
 
 OPS: dict[str, Op] = {}
 
@@ -59,7 +70,7 @@ class Op:
         return backward
 
     def __call__(self, *inputs: Any, **params: Any) -> Tensor:
-        tensors = [x if isinstance(x, Tensor) else Tensor._constant(x) for x in inputs]
+        tensors = [x if isinstance(x, Tensor) else _constant(x) for x in inputs]
         try:
             out = self.forward(*[t.value for t in tensors], **params)
         except ValueError as error:
@@ -69,7 +80,10 @@ class Op:
         saved = None
         if self.saves:
             out, saved = out
-        result = Tensor._constant(out)
+        result = _new(Tensor)  # the fields of Tensor._constant, inlined on this hot path
+        result.value = out if type(out) is np.ndarray and out.dtype == _F64 else _as_f64(out)
+        result.grad = result.name = None
+        result._retains_grad = False
         if _GradMode.enabled:
             for t in tensors:
                 if t.requires_grad:
@@ -78,7 +92,9 @@ class Op:
                     result._inputs = tensors
                     result._params = params
                     result._saved = saved
-                    break
+                    return result
+        result.requires_grad = False
+        result._op = result._inputs = result._params = result._saved = None
         return result
 
 

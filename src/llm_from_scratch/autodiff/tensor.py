@@ -180,19 +180,43 @@ class Tensor:
         grad = _seed_gradient(self, seed)
         order = _reverse_topological_order(self)
         grads: dict[Tensor, np.ndarray] = {self: grad}
+        pop = grads.pop
         for node in order:
-            g = grads.pop(node, None)
+            g = pop(node, None)
             op = node._op
-            if g is not None:
-                if op is None or node._retains_grad:
+            if op is None:  # a leaf: accumulate
+                if g is not None:
                     node.grad = g.copy() if node.grad is None else node.grad + g
-                if op is not None:
-                    _propagate(node, op, g, grads)
-            if op is not None and not retain_graph:
+                continue
+            if g is not None:
+                if node._retains_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                inputs = node._inputs
+                values = [t.value for t in inputs]
+                if op.wants_needs:
+                    needs = tuple([t.requires_grad for t in inputs])
+                    if op.saves:
+                        shares = op.backward(
+                            g, node.value, *values, saved=node._saved, needs=needs, **node._params
+                        )
+                    else:
+                        shares = op.backward(g, node.value, *values, needs=needs, **node._params)
+                elif op.saves:
+                    shares = op.backward(g, node.value, *values, saved=node._saved, **node._params)
+                else:
+                    shares = op.backward(g, node.value, *values, **node._params)
+                if type(shares) is not tuple and type(shares) is not list:
+                    shares = (shares,)
+                for tensor, share in zip(inputs, shares, strict=True):
+                    if share is None or not tensor.requires_grad:
+                        continue
+                    if share.shape != tensor.value.shape:
+                        share = unbroadcast(share, tensor.value.shape)
+                    previous = grads.get(tensor)
+                    grads[tensor] = share if previous is None else previous + share
+            if not retain_graph:
                 node._op = RELEASED
-                node._inputs = None
-                node._params = None
-                node._saved = None
+                node._inputs = node._params = node._saved = None
 
     # --- operators -------------------------------------------------------------------------
 
@@ -317,7 +341,7 @@ def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
         raise SeedShapeError(
             f"backward() seed must have the output's shape {root.shape}; got {value.shape}."
         )
-    return np.array(value, dtype=np.float64)
+    return value  # read-only from here on: leaves store copies, never this array
 
 
 def _reverse_topological_order(root: Tensor) -> list[Tensor]:
@@ -348,34 +372,6 @@ def _reverse_topological_order(root: Tensor) -> list[Tensor]:
                     stack.append((parent, False))
     order.reverse()
     return order
-
-
-def _propagate(node: Tensor, op: Any, grad: np.ndarray, grads: dict[Tensor, np.ndarray]) -> None:
-    """Apply the node's VJP and add each input's share into ``grads``."""
-    inputs = node._inputs
-    values = [t.value for t in inputs]
-    if op.saves:
-        if op.wants_needs:
-            needs = tuple([t.requires_grad for t in inputs])
-            shares = op.backward(
-                grad, node.value, *values, saved=node._saved, needs=needs, **node._params
-            )
-        else:
-            shares = op.backward(grad, node.value, *values, saved=node._saved, **node._params)
-    elif op.wants_needs:
-        needs = tuple([t.requires_grad for t in inputs])
-        shares = op.backward(grad, node.value, *values, needs=needs, **node._params)
-    else:
-        shares = op.backward(grad, node.value, *values, **node._params)
-    if type(shares) is not tuple and type(shares) is not list:
-        shares = (shares,)
-    for tensor, share in zip(inputs, shares, strict=True):
-        if share is None or not tensor.requires_grad:
-            continue
-        if share.shape != tensor.value.shape:
-            share = unbroadcast(share, tensor.value.shape)
-        previous = grads.get(tensor)
-        grads[tensor] = share if previous is None else previous + share
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
