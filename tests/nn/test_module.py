@@ -73,3 +73,11 @@ def test_bad_state_dicts_change_nothing():
 def test_module_names_must_be_dotted_identifiers():
     with pytest.raises(ArgumentError, match="non-empty dotted string"):
         Module("a..b")
+
+
+def test_a_clone_gets_its_own_registry():
+    model = TwoLayer()
+    clone = copy.copy(model)
+    clone.extra = Parameter(np.zeros(2), "mlp.extra")
+    assert "mlp.extra" not in [n for n, _ in model.named_parameters()]
+    assert "mlp.extra" in [n for n, _ in clone.named_parameters()]

@@ -1,7 +1,13 @@
 """A small reverse-mode automatic differentiation engine on numpy float64 arrays."""
 
 from . import ops
-from .gradcheck import GradcheckResult, gradcheck, jacobians, numeric_jacobians
+from .gradcheck import (
+    GradcheckResult,
+    gradcheck,
+    gradcheck_parameters,
+    jacobians,
+    numeric_jacobians,
+)
 from .registry import OPS, Op, op, unbroadcast
 from .tensor import Tensor, grad_enabled, no_grad
 
@@ -16,6 +22,7 @@ __all__ = [
     "concat",
     "grad_enabled",
     "gradcheck",
+    "gradcheck_parameters",
     "jacobians",
     "no_grad",
     "numeric_jacobians",

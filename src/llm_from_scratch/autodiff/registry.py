@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, TapeError
-from .tensor import Tensor, _GradMode, unbroadcast
+from .tensor import Tensor, _GradMode, sequence, unbroadcast
 
 __all__ = ["OPS", "Op", "op", "unbroadcast"]
 
 _constant = Tensor._constant
+_sequence = sequence
 _new = object.__new__
 _F64 = np.dtype(np.float64)
 
@@ -92,6 +93,7 @@ class Op:
                     result._inputs = tensors
                     result._params = params
                     result._saved = saved
+                    result._seq = next(_sequence)
                     return result
         result.requires_grad = False
         result._op = result._inputs = result._params = result._saved = None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import count
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,10 @@ def no_grad() -> Iterator[None]:
         _GradMode.enabled = previous
 
 
+_creation = attrgetter("_seq")  # the sequence number an op stamps on the tensor it records
+sequence = count()  # creation order of recorded op results
+
+
 class _Released:
     """Marks a node whose tape entry a backward pass has freed."""
 
@@ -59,6 +65,7 @@ class Tensor:
         "_params",
         "_retains_grad",
         "_saved",
+        "_seq",
         "grad",
         "name",
         "requires_grad",
@@ -123,6 +130,11 @@ class Tensor:
     def is_leaf(self) -> bool:
         """True for tensors no recorded op produced (inputs, parameters, constants)."""
         return self._op is None
+
+    @property
+    def is_released(self) -> bool:
+        """True once a backward pass without retain_graph has freed this tensor's tape entry."""
+        return self._op is RELEASED
 
     @property
     def op_name(self) -> str | None:
@@ -345,33 +357,37 @@ def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
 
 
 def _reverse_topological_order(root: Tensor) -> list[Tensor]:
-    """Every tensor requiring grad that ``root`` depends on, each after all its consumers."""
-    order: list[Tensor] = []
-    visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    """Every tensor requiring grad that ``root`` depends on, each after all its consumers.
+
+    An op's output is always created after its inputs, so the creation sequence numbers that
+    ops stamp on their results are a topological order: sorting the reachable op results by
+    descending number, then appending the leaves, visits every tensor after its consumers.
+    """
+    nodes: list[Tensor] = []
+    leaves: list[Tensor] = []
+    seen = {id(root)}
+    stack = [root]
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = stack.pop()
+        op = node._op
+        if op is None:
+            leaves.append(node)
             continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        if node._op is RELEASED:
+        if op is RELEASED:
             raise GraphReleasedError(
                 "This backward reaches a graph that an earlier backward() already released "
                 f"(at a tensor made by an op, shape {node.shape}). Call backward(..., "
                 "retain_graph=True) the first time to go through the same graph twice, or "
                 "recompute the forward pass."
             )
-        stack.append((node, True))
-        inputs = node._inputs
-        if inputs:
-            for parent in inputs:
-                if parent.requires_grad and id(parent) not in visited:
-                    stack.append((parent, False))
-    order.reverse()
-    return order
+        nodes.append(node)
+        for parent in node._inputs:
+            if parent.requires_grad and id(parent) not in seen:
+                seen.add(id(parent))
+                stack.append(parent)
+    nodes.sort(key=_creation, reverse=True)
+    nodes.extend(leaves)
+    return nodes
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -66,6 +66,13 @@ class Module:
             )
         self._members[attr] = value
 
+    def __copy__(self) -> Module:
+        """A shallow clone: the same parameter and child objects, its own registry."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        object.__setattr__(clone, "_members", dict(self._members))
+        return clone
+
     # --- parameters --------------------------------------------------------------------------
 
     def named_parameters(self) -> list[tuple[str, Parameter]]:
