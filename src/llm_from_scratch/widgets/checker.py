@@ -1,0 +1,266 @@
+"""Parse a reader's prediction and check it against an answer the package computed.
+
+This module is pure Python (no widgets, no numpy) and is mirrored line for line by
+``checker.js``, which runs the same check in the browser. A test feeds both the same table of
+cases and requires identical verdicts, so any change here must be made there too.
+
+A *spec* is a JSON-ready dict built by :mod:`llm_from_scratch.widgets.specs`:
+
+- ``{"kind": "number", "answer": float, "tolerance": float, "answer_text": str, ...}``
+- ``{"kind": "vector", "answer": [float, ...], "tolerance": float, "answer_text": str, ...}``
+- ``{"kind": "shape", "answer": [int, ...], "answer_text": str, ...}``
+- ``{"kind": "choice", "options": [str, ...], "answer": str, "answer_text": str, ...}``
+- ``{"kind": "explain", "model_answer": str, ...}``
+
+Numbers are compared with an absolute tolerance, ``|typed - answer| <= tolerance``; axis lengths
+and choices exactly. Messages never repeat a number the reader typed in reformatted form (only the
+raw token, quoted), so Python and JavaScript produce the same text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["correct", "wrong", "invalid", "revealed"]
+
+# Whitespace is this explicit set in both languages (Python's and JavaScript's \s differ).
+WHITESPACE = " \t\n\r\f\v\u00a0"
+_WS_RUN = re.compile(f"[{WHITESPACE}]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_AXIS = re.compile(r"[0-9]+")
+_SHAPE_TIMES = re.compile("[xX\u00d7]")
+_MINUS_SIGN = "\u2212"  # the typographic minus a reader may copy from rendered math
+_BRACKET_PAIRS = {")": "(", "]": "["}
+_MAX_QUOTED = 24  # code points of a bad token echoed back in a message
+_MAX_LISTED = 5  # positions named in a "these entries differ" message
+
+EMPTY_MESSAGES = {
+    "number": "Type a number first, then press Check.",
+    "vector": "Type your numbers first, then press Check.",
+    "shape": "Type a shape first, such as (4, 7, 3), then press Check.",
+    "choice": "Pick an option first, then press Check.",
+    "explain": "Write your explanation first, then press Check.",
+}
+BRACKETS_MESSAGE = "The brackets do not match: close each ( with ) and each [ with ]."
+EMPTY_ENTRY_MESSAGE = "There is an empty entry between commas; remove the extra comma."
+UNKNOWN_OPTION_MESSAGE = "Pick one of the listed options."
+EXPLAIN_MESSAGE = "Compare your explanation with this model answer:"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one check: a status and a plain sentence for the reader."""
+
+    status: Status
+    message: str
+
+
+def format_number(value: float, digits: int) -> str:
+    """Fixed-point with ``digits`` decimals, trailing zeros dropped: 5.5 -> '5.5', -0.0 -> '0'."""
+    text = f"{value:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def format_vector(values: Sequence[float], digits: int) -> str:
+    """A list of numbers as the reader would type it: '[0.5, 0.25]'."""
+    return "[" + ", ".join(format_number(v, digits) for v in values) + "]"
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    """A shape the way Python prints a tuple: '(4, 7, 3)', '(4,)', '()'."""
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ", ".join(str(n) for n in shape) + ")"
+
+
+def strip_blank(text: str) -> str:
+    """Remove leading and trailing whitespace (the explicit set shared with JavaScript)."""
+    return text.strip(WHITESPACE)
+
+
+def _quote(token: str) -> str:
+    """The token in double quotes, shortened to a readable length."""
+    if len(token) > _MAX_QUOTED:
+        token = token[:_MAX_QUOTED] + "\u2026"
+    return f'"{token}"'
+
+
+def _join_positions(positions: Sequence[int]) -> str:
+    """'2', '0 and 2', '0, 1 and 3', or '0, 1, 2, 3, 4 and 3 more'."""
+    words = [str(p) for p in positions]
+    if len(words) > _MAX_LISTED + 1:
+        return ", ".join(words[:_MAX_LISTED]) + f" and {len(words) - _MAX_LISTED} more"
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _plural(count: int, singular: str, plural: str) -> str:
+    """'1 axis', '3 axes'."""
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def split_entries(text: str, kind: str) -> list[str] | Verdict:
+    """Split '[4, 7, 3]', '4,7,3', '(4, 7, 3)', '4 7 3' or '[]' into tokens, or explain why not."""
+    text = text.replace(_MINUS_SIGN, "-")
+    if kind == "shape":
+        text = _SHAPE_TIMES.sub(",", text)
+    text = strip_blank(text)
+    if text == "":
+        return Verdict("invalid", EMPTY_MESSAGES[kind])
+    stack: list[str] = []
+    for char in text:
+        if char in "([":
+            stack.append(char)
+        elif char in ")]" and (not stack or stack.pop() != _BRACKET_PAIRS[char]):
+            return Verdict("invalid", BRACKETS_MESSAGE)
+    if stack:
+        return Verdict("invalid", BRACKETS_MESSAGE)
+    inner = re.sub(r"[\[\]()]", " ", text)
+    pieces = inner.split(",")
+    has_comma = len(pieces) > 1
+    if has_comma and strip_blank(pieces[-1]) == "":
+        pieces.pop()  # one trailing comma is fine, as in the 1-tuple (4,)
+    tokens: list[str] = []
+    for piece in pieces:
+        words = [word for word in _WS_RUN.split(piece) if word != ""]
+        if not words and has_comma:
+            return Verdict("invalid", EMPTY_ENTRY_MESSAGE)
+        tokens.extend(words)
+    return tokens
+
+
+def parse_number(token: str) -> float | Verdict:
+    """Parse '0.25', '-3', '1e-4' or '1/3' into a finite float, or explain why not."""
+    parts = token.split("/")
+    if len(parts) > 2 or not all(_NUMBER.fullmatch(part) for part in parts):
+        message = f"{_quote(token)} is not a number; write numbers like 0.25, -3, 1e-4 or 1/3."
+        return Verdict("invalid", message)
+    value = float(parts[0])
+    if len(parts) == 2:
+        denominator = float(parts[1])
+        if denominator == 0:
+            return Verdict("invalid", f"{_quote(token)} divides by zero.")
+        value = value / denominator
+    if not math.isfinite(value):
+        return Verdict("invalid", f"{_quote(token)} is too large to be a finite number.")
+    return value
+
+
+def _parse_numbers(text: str, kind: str) -> list[float] | Verdict:
+    """Tokens of ``text`` parsed as numbers, or the first problem found."""
+    tokens = split_entries(text, kind)
+    if isinstance(tokens, Verdict):
+        return tokens
+    values: list[float] = []
+    for token in tokens:
+        value = parse_number(token)
+        if isinstance(value, Verdict):
+            return value
+        values.append(value)
+    return values
+
+
+def _check_number(spec: Mapping[str, Any], text: str) -> Verdict:
+    """One number within the tolerance."""
+    values = _parse_numbers(text, "number")
+    if isinstance(values, Verdict):
+        return values
+    if len(values) == 0:
+        return Verdict("invalid", EMPTY_MESSAGES["number"])
+    if len(values) > 1:
+        return Verdict("invalid", f"Type one number, not {len(values)}.")
+    if abs(values[0] - spec["answer"]) <= spec["tolerance"]:
+        return Verdict("correct", f"Right. The answer is {spec['answer_text']}.")
+    return Verdict("wrong", f"Not quite. The answer is {spec['answer_text']}.")
+
+
+def _check_vector(spec: Mapping[str, Any], text: str) -> Verdict:
+    """Every entry within the tolerance; a wrong count is a typing problem, not a wrong answer."""
+    values = _parse_numbers(text, "vector")
+    if isinstance(values, Verdict):
+        return values
+    answer = spec["answer"]
+    if len(values) != len(answer):
+        count = _plural(len(answer), "number", "numbers")
+        return Verdict("invalid", f"The answer has {count}; you typed {len(values)}.")
+    tolerance = spec["tolerance"]
+    differ = [
+        i
+        for i, (v, a) in enumerate(zip(values, answer, strict=True))
+        if not abs(v - a) <= tolerance
+    ]
+    if not differ:
+        return Verdict("correct", f"Right. The answer is {spec['answer_text']}.")
+    where = (
+        f"the entry at index {differ[0]} differs"
+        if len(differ) == 1
+        else f"the entries at indices {_join_positions(differ)} differ"
+    )
+    return Verdict("wrong", f"Not quite: {where}. The answer is {spec['answer_text']}.")
+
+
+def _check_shape(spec: Mapping[str, Any], text: str) -> Verdict:
+    """Exact axis lengths, compared as digit strings so no precision is lost in JavaScript."""
+    tokens = split_entries(text, "shape")
+    if isinstance(tokens, Verdict):
+        return tokens
+    typed: list[str] = []
+    for token in tokens:
+        if not _AXIS.fullmatch(token):
+            message = f"{_quote(token)} is not an axis length; use whole numbers such as 4."
+            return Verdict("invalid", message)
+        typed.append(token.lstrip("0") or "0")
+    answer = [str(n) for n in spec["answer"]]
+    answer_text = spec["answer_text"]
+    if len(typed) != len(answer):
+        has = _plural(len(answer), "axis", "axes")
+        message = f"Not quite: the answer has {has}, you gave {len(typed)}. It is {answer_text}."
+        return Verdict("wrong", message)
+    differ = [i for i, (t, a) in enumerate(zip(typed, answer, strict=True)) if t != a]
+    if not differ:
+        return Verdict("correct", f"Right. The shape is {answer_text}.")
+    where = (
+        f"axis {differ[0]} differs"
+        if len(differ) == 1
+        else f"axes {_join_positions(differ)} differ"
+    )
+    return Verdict("wrong", f"Not quite: {where}. The shape is {answer_text}.")
+
+
+def _check_choice(spec: Mapping[str, Any], text: str) -> Verdict:
+    """The picked option, compared exactly."""
+    if text == "":
+        return Verdict("invalid", EMPTY_MESSAGES["choice"])
+    if text not in spec["options"]:
+        return Verdict("invalid", UNKNOWN_OPTION_MESSAGE)
+    if text == spec["answer"]:
+        return Verdict("correct", f"Right. The answer is {spec['answer_text']}.")
+    return Verdict("wrong", f"Not quite. The answer is {spec['answer_text']}.")
+
+
+def _check_explain(spec: Mapping[str, Any], text: str) -> Verdict:
+    """Any non-blank explanation unlocks the model answer; nothing is graded."""
+    if strip_blank(text) == "":
+        return Verdict("invalid", EMPTY_MESSAGES["explain"])
+    return Verdict("revealed", EXPLAIN_MESSAGE)
+
+
+_CHECKS = {
+    "number": _check_number,
+    "vector": _check_vector,
+    "shape": _check_shape,
+    "choice": _check_choice,
+    "explain": _check_explain,
+}
+
+
+def check(spec: Mapping[str, Any], text: str) -> Verdict:
+    """Check the reader's ``text`` against ``spec``; malformed input gets a plain message."""
+    return _CHECKS[spec["kind"]](spec, text)

@@ -1,0 +1,147 @@
+"""The pure checker: every kind, every malformed input, plain messages and never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from llm_from_scratch.widgets import Verdict, check, format_number
+from llm_from_scratch.widgets.checker import format_shape, format_vector, split_entries
+
+from .cases import CASES, CHOICE, EXPLAIN, LONG, NUMBER, SCALAR, SHAPE, SPECS, VECTOR
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "status"), CASES, ids=[f"{s['kind']}:{t!r}" for s, t, _ in CASES]
+)
+def test_case_table_status(spec: dict, text: str, status: str) -> None:
+    verdict = check(spec, text)
+    assert verdict.status == status, verdict.message
+    assert verdict.message.strip() != ""
+    assert "Traceback" not in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (5.5, 6, "5.5"),
+        (0.7310585786300049, 6, "0.731059"),
+        (64.0, 6, "64"),
+        (2.0, 0, "2"),
+        (2.5, 0, "2"),  # round half to even, as Python's format does
+        (-1e-7, 6, "0"),
+        (-0.0, 6, "0"),
+        (-0.25, 6, "-0.25"),
+        (1e-6, 6, "0.000001"),
+        (123456.7890123, 3, "123456.789"),
+        (1 / 3, 15, "0.333333333333333"),
+    ],
+)
+def test_format_number(value: float, digits: int, text: str) -> None:
+    assert format_number(value, digits) == text
+
+
+def test_format_vector_and_shape() -> None:
+    assert format_vector([0.5, 1.0, -0.125], 6) == "[0.5, 1, -0.125]"
+    assert format_shape([4, 7, 3]) == "(4, 7, 3)"
+    assert format_shape([4]) == "(4,)"
+    assert format_shape([]) == "()"
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("[4, 7, 3]", ["4", "7", "3"]),
+        ("4,7,3", ["4", "7", "3"]),
+        ("(4, 7, 3)", ["4", "7", "3"]),
+        ("4 7 3", ["4", "7", "3"]),
+        ("[[1, 2], [3, 4]]", ["1", "2", "3", "4"]),
+        ("(4,)", ["4"]),
+        ("[]", []),
+        ("()", []),
+        ("\u22121", ["-1"]),
+    ],
+)
+def test_split_entries_accepts_the_usual_spellings(text: str, tokens: list[str]) -> None:
+    assert split_entries(text, "vector") == tokens
+
+
+def test_shape_accepts_times_signs() -> None:
+    assert split_entries("4x7 \u00d7 3", "shape") == ["4", "7", "3"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "message"),
+    [
+        (NUMBER, "", "Type a number first, then press Check."),
+        (NUMBER, "abc", '"abc" is not a number; write numbers like 0.25, -3, 1e-4 or 1/3.'),
+        (NUMBER, "1,,2", "There is an empty entry between commas; remove the extra comma."),
+        (NUMBER, "1, 2", "Type one number, not 2."),
+        (NUMBER, "nan", '"nan" is not a number; write numbers like 0.25, -3, 1e-4 or 1/3.'),
+        (NUMBER, "1e999", '"1e999" is too large to be a finite number.'),
+        (NUMBER, "1/0", '"1/0" divides by zero.'),
+        (NUMBER, "[5.5", "The brackets do not match: close each ( with ) and each [ with ]."),
+        (
+            NUMBER,
+            "x" * 30,
+            '"' + "x" * 24 + '\u2026" is not a number; write numbers like 0.25, -3, 1e-4 or 1/3.',
+        ),
+        (NUMBER, "5.5", "Right. The answer is 5.5."),
+        (NUMBER, "6", "Not quite. The answer is 5.5."),
+        (VECTOR, "1 2 3", "The answer has 4 numbers; you typed 3."),
+        (
+            VECTOR,
+            "0.5, 0.3, 0.125, 2",
+            "Not quite: the entries at indices 1 and 3 differ. "
+            "The answer is [0.5, 0.25, 0.125, 1].",
+        ),
+        (
+            VECTOR,
+            "0.5, 0.25, 0.125, 2",
+            "Not quite: the entry at index 3 differs. The answer is [0.5, 0.25, 0.125, 1].",
+        ),
+        (
+            LONG,
+            "1 2 3 4 5 6 7 8",
+            "Not quite: the entries at indices 0, 1, 2, 3, 4 and 3 more "
+            "differ. The answer is [0, 1, 2, 3, 4, 5, 6, 7].",
+        ),
+        (
+            LONG,
+            "1 2 3 4 5 6 6 7",
+            "Not quite: the entries at indices 0, 1, 2, 3, 4 and 5 differ. "
+            "The answer is [0, 1, 2, 3, 4, 5, 6, 7].",
+        ),
+        (SHAPE, "4, 7", "Not quite: the answer has 3 axes, you gave 2. It is (4, 7, 3)."),
+        (SHAPE, "4, 3, 7", "Not quite: axes 1 and 2 differ. The shape is (4, 7, 3)."),
+        (SHAPE, "4, 7, 4", "Not quite: axis 2 differs. The shape is (4, 7, 3)."),
+        (SHAPE, "4.0, 7, 3", '"4.0" is not an axis length; use whole numbers such as 4.'),
+        (SHAPE, "(4, 7, 3)", "Right. The shape is (4, 7, 3)."),
+        (SCALAR, "1", "Not quite: the answer has 0 axes, you gave 1. It is ()."),
+        (CHOICE, "", "Pick an option first, then press Check."),
+        (CHOICE, "nope", "Pick one of the listed options."),
+        (CHOICE, "rows", "Not quite. The answer is columns."),
+        (EXPLAIN, " ", "Write your explanation first, then press Check."),
+        (EXPLAIN, "variance", "Compare your explanation with this model answer:"),
+    ],
+)
+def test_messages(spec: dict, text: str, message: str) -> None:
+    assert check(spec, text).message == message
+
+
+@given(st.text(max_size=40), st.sampled_from(SPECS))
+def test_any_text_gets_a_verdict_never_an_exception(text: str, spec: dict) -> None:
+    verdict = check(spec, text)
+    assert isinstance(verdict, Verdict)
+    assert verdict.status in {"correct", "wrong", "invalid", "revealed"}
+    assert verdict.message != ""
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6))
+def test_a_typed_answer_equal_to_the_displayed_one_is_right(value: float) -> None:
+    from llm_from_scratch.widgets.specs import number_spec
+
+    spec = number_spec("q?", value, reason="r.")
+    assert check(spec, spec["answer_text"]).status == "correct"
+    assert check(spec, repr(value)).status == "correct"

@@ -1,0 +1,79 @@
+"""The browser's checker (the bundled ES module anywidget loads) agrees with the Python one."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llm_from_scratch.widgets import check
+from llm_from_scratch.widgets._assets import predict_esm
+
+from .cases import CASES, fuzz_cases
+
+NODE = shutil.which("node")
+# Imports the bundle from a file and answers one JSON list of [spec, text] pairs on stdin.
+RUNNER = """
+import { pathToFileURL } from "node:url";
+const mod = await import(pathToFileURL(process.env.BUNDLE).href);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const verdicts = JSON.parse(input).map(([spec, text]) => mod.check(spec, text));
+process.stdout.write(JSON.stringify(verdicts));
+"""
+
+
+def run_js(bundle: Path, pairs: list[tuple[dict[str, Any], str]]) -> list[dict[str, str]]:
+    """Verdicts of the JavaScript check for each (spec, text), as dicts."""
+    if NODE is None:
+        pytest.fail("node is missing: install Node.js (the book's install step needs it for npm).")
+    result = subprocess.run(
+        [NODE, "--input-type=module", "-e", RUNNER],
+        input=json.dumps(pairs),
+        capture_output=True,
+        text=True,
+        env={"BUNDLE": str(bundle), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The exact module string the widgets ship, written where node can import it."""
+    path = tmp_path_factory.mktemp("esm") / "predict.mjs"
+    path.write_text(predict_esm(), encoding="utf-8")
+    return path
+
+
+def _compare(bundle: Path, pairs: list[tuple[dict[str, Any], str]]) -> None:
+    """Every JavaScript verdict equals the Python verdict, status and message."""
+    js = run_js(bundle, pairs)
+    python = [dataclasses.asdict(check(spec, text)) for spec, text in pairs]
+    mismatches = [
+        f"{spec['kind']} {text!r}: python {p} / javascript {j}"
+        for (spec, text), p, j in zip(pairs, python, js, strict=True)
+        if p != j
+    ]
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_js_agrees_on_the_case_table(bundle: Path) -> None:
+    _compare(bundle, [(spec, text) for spec, text, _ in CASES])
+
+
+def test_js_agrees_on_random_texts(bundle: Path) -> None:
+    _compare(bundle, fuzz_cases(3000))
+
+
+def test_bundle_is_one_module_without_imports(bundle: Path) -> None:
+    source = bundle.read_text(encoding="utf-8")
+    assert not [line for line in source.splitlines() if line.startswith("import ")]
+    assert "export default { render };" in source
