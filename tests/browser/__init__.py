@@ -1,0 +1,1 @@
+"""Browser tests of the built book (Playwright driving Debian Chromium)."""

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install everything the book needs and build it into _build/html/index.html.
+# Sphinx warnings are errors. Run from anywhere: `bash tools/install_and_build.sh`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Python: pinned packages and this package itself (editable).
+python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+# Build matplotlib's font cache now: on a fresh machine its one-time notice would otherwise land
+# in the first figure cell's stderr, which the build treats as an error.
+python -c "import matplotlib.font_manager"
+
+# Browser libraries the HTML book serves itself (MathJax, require.js, widget manager,
+# anywidget): exact versions from package-lock.json, copied into web/static/vendor/.
+npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+python tools/vendor_web_assets.py
+
+# Chromium for the browser tests (Debian's; Playwright cannot download its own here).
+if [[ ! -x /usr/bin/chromium ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: the browser tests need Chromium: sudo apt-get update && sudo apt-get install -y chromium" >&2
+  fi
+fi
+
+# A clean build: every chapter re-executed (execute_notebooks: force), warnings are errors.
+rm -rf _build/html _build/.doctrees _build/jupyter_execute
+jupyter-book build . --warningiserror --keep-going
+test -f _build/html/index.html
+echo "built _build/html/index.html"

@@ -1,0 +1,125 @@
+"""Re-execute every chapter and write its paired notebook: `python tools/sync_notebooks.py`.
+
+Each MyST Markdown notebook `book/*.md` (a file with a jupytext header) is the source of truth.
+This command converts it with jupytext, runs it top to bottom in a fresh `python3` kernel
+(working directory `book/`, as in the book build and in nbval) and writes `book/<same name>.ipynb`
+with its outputs. The result is deterministic: cell ids come from cell positions, no execution
+timestamps are kept, and widget model ids are renumbered, so an unchanged chapter re-syncs to a
+byte-identical file. Pass file names to sync only some chapters:
+`python tools/sync_notebooks.py book/02-linear-layers.md`.
+"""
+
+import re
+import sys
+import uuid
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+SYNC_COMMAND = "python tools/sync_notebooks.py"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+MODEL_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")
+KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def chapter_sources(book: Path = BOOK) -> list[Path]:
+    """Every MyST notebook in `book/`: the Markdown files whose front matter names jupytext."""
+    return sorted(md for md in book.glob("*.md") if is_notebook(md))
+
+
+def is_notebook(md: Path) -> bool:
+    text = md.read_text(encoding="utf-8")
+    return text.startswith("---\n") and "\njupytext:" in text.split("\n---\n", 1)[0]
+
+
+def paired_path(md: Path) -> Path:
+    return md.with_suffix(".ipynb")
+
+
+def read_source(md: Path) -> nbformat.NotebookNode:
+    """The chapter as jupytext reads it, with stable cell ids and only the kernel metadata."""
+    notebook = jupytext.read(md, fmt="md:myst")
+    notebook.metadata = nbformat.from_dict({"kernelspec": KERNEL})
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{index}"
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode, workdir: Path) -> nbformat.NotebookNode:
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+        record_timing=False,
+        store_widget_state=True,
+    )
+    client.execute()
+    return notebook
+
+
+def renumber_widget_models(text: str, model_ids: list[str], name: str) -> str:
+    """Replace each random widget model id by one derived from the chapter name and its order."""
+    renamed = {
+        model_id: uuid.uuid5(uuid.NAMESPACE_URL, f"{name}:{index}").hex
+        for index, model_id in enumerate(model_ids)
+    }
+    return MODEL_ID.sub(lambda match: renamed.get(match.group(), match.group()), text)
+
+
+def merge_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of one name: the kernel may split one print in two."""
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and output.get("output_type") == "stream"
+            and previous.get("output_type") == "stream"
+            and previous.get("name") == output.get("name")
+        ):
+            previous["text"] = previous["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
+
+
+def serialise(notebook: nbformat.NotebookNode, name: str) -> str:
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
+    # Widget models in the order the kernel created them (nbformat sorts keys when writing).
+    widget_state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {})
+    model_ids = list(widget_state.get("state", {}))
+    text = renumber_widget_models(nbformat.writes(notebook), model_ids, name)
+    text = nbformat.writes(nbformat.reads(text, as_version=4))  # re-sort the renamed keys
+    nbformat.validate(nbformat.reads(text, as_version=4))
+    return text if text.endswith("\n") else text + "\n"
+
+
+def sync(md: Path) -> Path:
+    notebook = execute(read_source(md), md.parent)
+    target = paired_path(md)
+    target.write_text(serialise(notebook, md.stem), encoding="utf-8")
+    return target
+
+
+def main(argv: list[str]) -> None:
+    sources = [Path(arg).resolve() for arg in argv] or chapter_sources()
+    for md in sources:
+        if not is_notebook(md):
+            sys.exit(f"{md} has no jupytext header: it is not a MyST notebook.")
+        print(f"executing {md.relative_to(ROOT)} ...", flush=True)
+        written = sync(md)
+        print(f"  wrote {written.relative_to(ROOT)}", flush=True)
+    if not sources:
+        print("no MyST notebooks in book/")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
