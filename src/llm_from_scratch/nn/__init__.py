@@ -1,6 +1,95 @@
 """Parameters and modules: the layers of a transformer block, built from autodiff ops."""
 
+from .attention import (
+    MultiHeadAttention,
+    PositionScheme,
+    causal_mask,
+    merge_heads,
+    scaled_dot_product_attention,
+    split_heads,
+)
+from .block import BlockStages, TransformerBlock
+from .budget import ParameterBudget, matched_gated_hidden_width, parameter_budget
+from .decoder import Decoder, DecodeTrace, Embedding
+from .feedforward import GLU, FeedForward
+from .historical import scalar_weighted_response
 from .linear import Linear
+from .linear_trace import LinearTraceView, linear_layers_trace, read_linear_trace
 from .module import Module, Parameter
+from .moe import (
+    MixtureOfExperts,
+    RoutingReport,
+    TopKRouter,
+    assign_capacity,
+    capacity_from_factor,
+    dense_gates,
+    importance_loss,
+    top_k_gates,
+)
+from .norms import LayerNorm, RMSNorm, standardize
+from .positions import (
+    ALiBiPositions,
+    RoPEPositions,
+    RotaryEmbedding,
+    alibi_bias,
+    alibi_slopes,
+    pair_frequencies,
+    pairing_permutation,
+    rotate_pairs,
+    sinusoidal_encoding,
+)
+from .residual import Residual, post_norm, pre_norm, residual
+from .swiglu import GatedFeedForward, GatedIntermediates, SwiGLU
 
-__all__ = ["Linear", "Module", "Parameter"]
+__all__ = [
+    "GLU",
+    "ALiBiPositions",
+    "BlockStages",
+    "DecodeTrace",
+    "Decoder",
+    "Embedding",
+    "FeedForward",
+    "GatedFeedForward",
+    "GatedIntermediates",
+    "LayerNorm",
+    "Linear",
+    "LinearTraceView",
+    "MixtureOfExperts",
+    "Module",
+    "MultiHeadAttention",
+    "Parameter",
+    "ParameterBudget",
+    "PositionScheme",
+    "RMSNorm",
+    "Residual",
+    "RoPEPositions",
+    "RotaryEmbedding",
+    "RoutingReport",
+    "SwiGLU",
+    "TopKRouter",
+    "TransformerBlock",
+    "alibi_bias",
+    "alibi_slopes",
+    "assign_capacity",
+    "capacity_from_factor",
+    "causal_mask",
+    "dense_gates",
+    "importance_loss",
+    "linear_layers_trace",
+    "matched_gated_hidden_width",
+    "merge_heads",
+    "pair_frequencies",
+    "pairing_permutation",
+    "parameter_budget",
+    "post_norm",
+    "pre_norm",
+    "read_linear_trace",
+    "residual",
+    "rotate_pairs",
+    "scalar_weighted_response",
+    "scaled_dot_product_attention",
+    "sinusoidal_encoding",
+    "split_heads",
+    "standardize",
+    "top_k_gates",
+]

@@ -30,7 +30,20 @@ def _check_width(value: Any, label: str, error: type[Exception]) -> int:
 
 
 class Linear(Module):
-    """Y = XW + b on the last axis: W is [input_width, output_width], b is [output_width]."""
+    """Y = XW + b on the last axis: W is [input_width, output_width], b is [output_width].
+
+    Every check runs before anything is drawn, built or computed, and the first failing check
+    wins, in this documented order:
+
+    - construction (``Linear(...)``): input width (``ArgumentError`` if not an integer,
+      ``ZeroInputWidthError`` if below 1), output width (``ZeroOutputWidthError``), name; only
+      then is the weight drawn, so a failure leaves ``rng`` unadvanced;
+    - ``from_parameters``: weight rank (``WeightRankError``), zero input width
+      (``ZeroInputWidthError``), zero output width (``ZeroOutputWidthError``), bias rank
+      (``BiasRankError``), bias width (``BiasWidthError``), name;
+    - ``forward``: input rank 0 (``ScalarInputError``), then the last axis
+      (``InputWidthError``).
+    """
 
     def __init__(
         self,
@@ -53,7 +66,8 @@ class Linear(Module):
         w = np.array(weight.value if isinstance(weight, Tensor) else weight, dtype=np.float64)
         if w.ndim != 2:
             raise WeightRankError(
-                f"Linear weight must be rank 2, [input_width, output_width]; got shape {w.shape}."
+                f"Linear weight must be rank 2, [input_width, output_width]; "
+                f"got rank {w.ndim}, shape {w.shape}."
             )
         if w.shape[0] == 0:
             raise ZeroInputWidthError(
@@ -68,7 +82,8 @@ class Linear(Module):
             b = np.array(bias.value if isinstance(bias, Tensor) else bias, dtype=np.float64)
             if b.ndim != 1:
                 raise BiasRankError(
-                    f"Linear bias must be rank 1, [output_width]; got shape {b.shape}."
+                    f"Linear bias must be rank 1, [output_width]; "
+                    f"got rank {b.ndim}, shape {b.shape}."
                 )
             if b.shape[0] != w.shape[1]:
                 raise BiasWidthError(

@@ -1,0 +1,205 @@
+"""The transformer block: attention and a feed-forward network, each on a residual path.
+
+Pre-norm (the default):  X₁ = X + Attention(N₁(X)),   X₂ = X₁ + FFN(N₂(X₁)).
+Post-norm:               X₁ = N₁(X + Attention(X)),   X₂ = N₂(X₁ + FFN(X₁)).
+
+Both orderings use the same four children, registered in pre-norm forward order:
+``<name>.attention_norm``, ``<name>.attention``, ``<name>.ffn_norm``, ``<name>.ffn``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import Tensor
+from ..errors import BlockConfigError, WidthError
+from ..random import SplitMix64
+from .attention import MultiHeadAttention
+from .feedforward import FeedForward
+from .module import Module, check_name
+from .moe import MixtureOfExperts, RoutingReport
+from .norms import LayerNorm, RMSNorm
+from .positions import ALiBiPositions, RoPEPositions
+from .swiglu import SwiGLU
+
+NORMS = {"layer": LayerNorm, "rms": RMSNorm}
+ORDERS = ("pre", "post")
+FFN_KINDS = ("gelu", "swiglu")
+POSITIONS = (None, "rope", "alibi")
+
+
+def _choice(value: Any, options: tuple, label: str) -> Any:
+    if value not in options:
+        raise BlockConfigError(f"{label} must be one of {list(options)}; got {value!r}.")
+    return value
+
+
+def make_positions(kind: str | None, num_heads: int, head_width: int, pairing: str) -> Any:
+    """The attention position scheme for ``kind``: None, RoPE on q and k, or an ALiBi bias."""
+    if kind == "rope":
+        return RoPEPositions(head_width, pairing=pairing)
+    if kind == "alibi":
+        return ALiBiPositions(num_heads)
+    return None
+
+
+@dataclass(frozen=True)
+class BlockStages:
+    """One block forward pass, stage by stage (pre-norm names; post-norm fills the same slots)."""
+
+    attention_input: Tensor  # (B, T, D) what attention reads: N₁(X) pre-norm, X post-norm
+    attention_output: Tensor  # (B, T, D)
+    weights: Tensor  # (B, H, T, T) per head
+    x1: Tensor  # (B, T, D) after the first residual path
+    ffn_input: Tensor  # (B, T, D)
+    ffn_output: Tensor  # (B, T, D)
+    output: Tensor  # (B, T, D)
+
+
+class TransformerBlock(Module):
+    """X₁ = X + Attention(Norm(X)), X₂ = X₁ + FFN(Norm(X₁)) (pre-norm), or the post-norm order."""
+
+    def __init__(
+        self,
+        model_width: int,
+        num_heads: int,
+        hidden_width: int,
+        *,
+        norm: str = "layer",
+        order: str = "pre",
+        ffn: str | Module = "gelu",
+        positions: str | None = None,
+        rope_pairing: str = "interleaved",
+        causal: bool = True,
+        name: str = "block",
+        rng: SplitMix64,
+    ) -> None:
+        _choice(norm, tuple(NORMS), "norm")
+        _choice(order, ORDERS, "order")
+        _choice(positions, POSITIONS, "positions")
+        if not isinstance(ffn, Module):
+            _choice(ffn, FFN_KINDS, "ffn")
+        check_name(name, "TransformerBlock")
+        with rng.transaction() as draft:
+            attention = MultiHeadAttention(
+                model_width, num_heads, causal=causal, name=f"{name}.attention", rng=draft
+            )
+            scheme = make_positions(positions, num_heads, attention.head_width, rope_pairing)
+            attention.positions = scheme
+            if ffn == "gelu":
+                ffn = FeedForward(model_width, hidden_width, name=f"{name}.ffn", rng=draft)
+            elif ffn == "swiglu":
+                ffn = SwiGLU(model_width, hidden_width, model_width, name=f"{name}.ffn", rng=draft)
+        norm_class = NORMS[norm]
+        self._build(
+            norm_class(model_width, name=f"{name}.attention_norm"),
+            attention,
+            norm_class(model_width, name=f"{name}.ffn_norm"),
+            ffn,
+            order,
+            name,
+        )
+        self.norm_kind = norm
+        self.positions_kind = positions
+
+    @classmethod
+    def from_modules(
+        cls,
+        attention_norm: Module,
+        attention: MultiHeadAttention,
+        ffn_norm: Module,
+        ffn: Module,
+        *,
+        order: str = "pre",
+        name: str = "block",
+    ) -> TransformerBlock:
+        """A block around existing modules (e.g. loaded with exact fixture weights)."""
+        _choice(order, ORDERS, "order")
+        block = cls.__new__(cls)
+        block._build(attention_norm, attention, ffn_norm, ffn, order, check_name(name, "block"))
+        block.norm_kind = type(attention_norm).__name__
+        block.positions_kind = type(attention.positions).__name__ if attention.positions else None
+        return block
+
+    def _build(
+        self,
+        attention_norm: Module,
+        attention: MultiHeadAttention,
+        ffn_norm: Module,
+        ffn: Module,
+        order: str,
+        name: str,
+    ) -> None:
+        Module.__init__(self, name)
+        self.model_width = attention.model_width
+        self.num_heads = attention.num_heads
+        self.order = order
+        self.attention_norm = attention_norm  # pre-norm forward order
+        self.attention = attention
+        self.ffn_norm = ffn_norm
+        self.ffn = ffn
+        self.last_routing: RoutingReport | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"TransformerBlock(D={self.model_width}, H={self.num_heads}, order={self.order!r}, "
+            f"ffn={type(self.ffn).__name__}, name={self.name!r})"
+        )
+
+    def with_order(self, order: str) -> TransformerBlock:
+        """The same parameter objects wired in the other ordering."""
+        return TransformerBlock.from_modules(
+            self.attention_norm,
+            self.attention,
+            self.ffn_norm,
+            self.ffn,
+            order=order,
+            name=self.name,
+        )
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        if isinstance(self.ffn, MixtureOfExperts):
+            out, self.last_routing = self.ffn(x)
+            return out
+        return self.ffn(x)
+
+    def stages(self, x: Any, key_padding_mask: Any = None) -> BlockStages:
+        """Run the block, keeping every named stage (per-head weights)."""
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if x.ndim != 3 or x.shape[-1] != self.model_width:
+            raise WidthError(
+                f"TransformerBlock(D = {self.model_width}) expects input [B, T, "
+                f"{self.model_width}]; got shape {x.shape}."
+            )
+        pre = self.order == "pre"
+        attention_input = self.attention_norm(x) if pre else x  # (B, T, D)
+        attention_output, weights = self.attention(
+            attention_input, key_padding_mask=key_padding_mask, average_weights=False
+        )
+        x1 = x + attention_output if pre else self.attention_norm(x + attention_output)
+        ffn_input = self.ffn_norm(x1) if pre else x1
+        ffn_output = self._feed_forward(ffn_input)
+        output = x1 + ffn_output if pre else self.ffn_norm(x1 + ffn_output)
+        return BlockStages(
+            attention_input, attention_output, weights, x1, ffn_input, ffn_output, output
+        )
+
+    def forward(
+        self, x: Any, key_padding_mask: Any = None, average_weights: bool = True
+    ) -> tuple[Tensor, Tensor]:
+        """(output [B, T, D], attention weights [B, T, T] averaged over heads or [B, H, T, T])."""
+        s = self.stages(x, key_padding_mask)
+        return s.output, (s.weights.mean(axis=1) if average_weights else s.weights)
+
+
+def block_parameter_names(block: TransformerBlock) -> list[str]:
+    """The block's parameter names in forward order (a convenience for tables)."""
+    return [n for n, _ in block.named_parameters()]
+
+
+def shape_of(t: Tensor | np.ndarray) -> tuple[int, ...]:
+    """The shape of a tensor or array, as a tuple of ints."""
+    return tuple(int(n) for n in t.shape)

@@ -1,0 +1,218 @@
+"""Token IDs in, next-token logits out: embedding, L blocks, a final norm and the LM head.
+
+logits = x_final W_vocabᵀ with no bias ([B, T, V]). With tied embeddings W_vocab is the embedding
+table itself (``<name>.embedding.weight``), so the head's gradient reaches every row of the table,
+not only the rows the input looked up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import Tensor
+from ..errors import ArgumentError, TokenIdError
+from ..random import SplitMix64, xavier_uniform
+from .block import NORMS, TransformerBlock, _choice
+from .module import Module, Parameter, check_name
+from .positions import sinusoidal_encoding
+
+DECODER_POSITIONS = (None, "rope", "alibi", "sinusoidal")
+
+
+def check_ids(ids: Any, vocab_size: int) -> np.ndarray:
+    """Token IDs as an integer array [B, T] with every entry in [0, vocab_size)."""
+    array = np.asarray(ids)
+    if array.dtype.kind not in "iu":
+        raise TokenIdError(f"token IDs must be integers; got dtype {array.dtype}.")
+    if array.ndim != 2:
+        raise TokenIdError(f"token IDs must be a [B, T] array; got shape {array.shape}.")
+    if array.size and (array.min() < 0 or array.max() >= vocab_size):
+        raise TokenIdError(
+            f"token IDs must lie in [0, {vocab_size}); got values from {array.min()} to "
+            f"{array.max()}."
+        )
+    return array.astype(np.int64)
+
+
+def check_lengths(lengths: Any, batch: int, tokens: int) -> np.ndarray:
+    """Prompt lengths [B], each in [1, T]: row b's valid positions are 0 … lengths[b] − 1."""
+    if lengths is None:
+        return np.full(batch, tokens, dtype=np.int64)
+    array = np.asarray(lengths)
+    if array.shape != (batch,) or array.dtype.kind not in "iu":
+        raise TokenIdError(f"lengths must be {batch} integers, one per prompt; got {array!r}.")
+    if np.any(array < 1) or np.any(array > tokens):
+        raise TokenIdError(f"every length must lie in [1, {tokens}]; got {array.tolist()}.")
+    return array.astype(np.int64)
+
+
+class Embedding(Module):
+    """x[b, t] = W[ids[b, t]]: a [vocab_size, model_width] table read by gather."""
+
+    def __init__(
+        self, vocab_size: int, model_width: int, *, name: str = "embedding", rng: SplitMix64
+    ) -> None:
+        check_name(name, "Embedding")
+        table = xavier_uniform(vocab_size, model_width, rng)
+        self._build(table, name)
+
+    @classmethod
+    def from_parameters(cls, weight: Any, *, name: str = "embedding") -> Embedding:
+        """An embedding holding exactly this [vocab_size, model_width] table."""
+        table = np.array(weight, dtype=np.float64)
+        if table.ndim != 2 or 0 in table.shape:
+            raise ArgumentError(
+                f"Embedding weight must be a non-empty [vocab_size, model_width] matrix; got "
+                f"shape {table.shape}."
+            )
+        layer = cls.__new__(cls)
+        layer._build(table, check_name(name, "Embedding"))
+        return layer
+
+    def _build(self, table: np.ndarray, name: str) -> None:
+        Module.__init__(self, name)
+        self.vocab_size, self.model_width = table.shape
+        self.weight = Parameter(table, f"{name}.weight")
+
+    def __repr__(self) -> str:
+        return f"Embedding({self.vocab_size} × {self.model_width}, name={self.name!r})"
+
+    def forward(self, ids: Any) -> Tensor:
+        """Rows of the table at ``ids`` [B, T] → [B, T, D] (gradient: scatter-add into rows)."""
+        return self.weight[check_ids(ids, self.vocab_size)]
+
+
+@dataclass(frozen=True)
+class DecodeTrace:
+    """The shapes of one decoding step, stage by stage, from the live model."""
+
+    stages: list[tuple[str, tuple[int, ...]]]
+    next_ids: np.ndarray
+    extended: np.ndarray
+
+
+class Decoder(Module):
+    """ids [B,T] → embedding [B,T,D] → L blocks → final norm → logits [B,T,V]."""
+
+    def __init__(
+        self,
+        vocab_size: int,
+        model_width: int,
+        num_layers: int,
+        num_heads: int,
+        hidden_width: int,
+        *,
+        tie_embeddings: bool = True,
+        positions: str | None = "rope",
+        norm: str = "layer",
+        ffn: str = "gelu",
+        order: str = "pre",
+        name: str = "decoder",
+        rng: SplitMix64,
+    ) -> None:
+        _choice(positions, DECODER_POSITIONS, "positions")
+        _choice(norm, tuple(NORMS), "norm")
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+            raise ArgumentError(f"num_layers must be a positive integer; got {num_layers!r}.")
+        check_name(name, "Decoder")
+        block_positions = None if positions == "sinusoidal" else positions
+        with rng.transaction() as draft:
+            embedding = Embedding(vocab_size, model_width, name=f"{name}.embedding", rng=draft)
+            blocks = [
+                TransformerBlock(
+                    model_width,
+                    num_heads,
+                    hidden_width,
+                    norm=norm,
+                    order=order,
+                    ffn=ffn,
+                    positions=block_positions,
+                    causal=True,
+                    name=f"{name}.blocks.{i}",
+                    rng=draft,
+                )
+                for i in range(num_layers)
+            ]
+            head = None if tie_embeddings else xavier_uniform(vocab_size, model_width, draft)
+        Module.__init__(self, name)
+        self.vocab_size, self.model_width = vocab_size, model_width
+        self.positions = positions
+        self.tie_embeddings = bool(tie_embeddings)
+        self.embedding = embedding
+        for i, block in enumerate(blocks):
+            setattr(self, f"block_{i}", block)
+        self.blocks = tuple(blocks)
+        self.final_norm = NORMS[norm](model_width, name=f"{name}.final_norm")
+        if head is not None:
+            self.head_weight = Parameter(head, f"{name}.head.weight")
+
+    def __repr__(self) -> str:
+        return (
+            f"Decoder(V={self.vocab_size}, D={self.model_width}, layers={len(self.blocks)}, "
+            f"positions={self.positions!r}, tied={self.tie_embeddings}, name={self.name!r})"
+        )
+
+    @property
+    def vocab_weight(self) -> Parameter:
+        """W_vocab [V, D]: the embedding table when tied, the separate head otherwise."""
+        return self.embedding.weight if self.tie_embeddings else self.head_weight
+
+    def hidden_states(self, ids: Any, lengths: Any = None, record: list | None = None) -> Tensor:
+        """x_final [B, T, D]: after every block and the final norm (stage shapes → record)."""
+        ids = check_ids(ids, self.vocab_size)
+        batch, tokens = ids.shape
+        lengths = check_lengths(lengths, batch, tokens)
+        padding = np.arange(tokens)[None, :] >= lengths[:, None]  # (B, T) True = padding
+        stages = record if record is not None else []
+        x = self.embedding(ids)  # (B, T, D)
+        stages.append(("embeddings", x.shape))
+        if self.positions == "sinusoidal":
+            x = x + sinusoidal_encoding(tokens, self.model_width)
+        for i, block in enumerate(self.blocks):
+            x, _ = block(x, key_padding_mask=padding if padding.any() else None)
+            stages.append((f"block {i}", x.shape))
+        x = self.final_norm(x)
+        stages.append(("final norm", x.shape))
+        return x
+
+    def forward(self, ids: Any, lengths: Any = None) -> Tensor:
+        """logits [B, T, V] = x_final W_vocabᵀ (no bias)."""
+        return self.hidden_states(ids, lengths) @ self.vocab_weight.T
+
+    def next_token_logits(self, ids: Any, lengths: Any = None) -> Tensor:
+        """[B, V]: each row's logits at its last valid position lengths[b] − 1."""
+        ids = check_ids(ids, self.vocab_size)
+        lengths = check_lengths(lengths, *ids.shape)
+        logits = self.forward(ids, lengths)  # (B, T, V)
+        return logits[np.arange(ids.shape[0]), lengths - 1]  # (B, V)
+
+    def greedy_step(self, ids: Any, lengths: Any = None, *, pad_id: int = 0) -> np.ndarray:
+        """A new [B, T+1] array: row b keeps its prompt, then argmax at lengths[b], then pad_id."""
+        ids = check_ids(ids, self.vocab_size)
+        batch, tokens = ids.shape
+        lengths = check_lengths(lengths, batch, tokens)
+        next_ids = np.argmax(self.next_token_logits(ids, lengths).value, axis=-1)  # ties: lowest
+        extended = np.full((batch, tokens + 1), pad_id, dtype=np.int64)
+        for b in range(batch):
+            extended[b, : lengths[b]] = ids[b, : lengths[b]]
+            extended[b, lengths[b]] = next_ids[b]
+        return extended
+
+    def trace_step(self, ids: Any, lengths: Any = None) -> DecodeTrace:
+        """Shapes through one greedy step: ids, embeddings, each block, norm, logits, next IDs."""
+        ids = check_ids(ids, self.vocab_size)
+        lengths = check_lengths(lengths, *ids.shape)
+        stages: list[tuple[str, tuple[int, ...]]] = [("token IDs", ids.shape)]
+        x = self.hidden_states(ids, lengths, record=stages)
+        logits = x @ self.vocab_weight.T
+        stages.append(("logits", logits.shape))
+        last = logits[np.arange(ids.shape[0]), lengths - 1]
+        stages.append(("last valid position", last.shape))
+        next_ids = np.argmax(last.value, axis=-1)
+        stages.append(("next IDs", next_ids.shape))
+        extended = self.greedy_step(ids, lengths)
+        stages.append(("extended IDs", extended.shape))
+        return DecodeTrace(stages, next_ids, extended)

@@ -1,0 +1,164 @@
+"""Position-wise feed-forward layers: the dense two-layer FFN and the sigmoid-gated GLU.
+
+:class:`FeedForward` is FFN(x) = φ(x W₁ + b₁) W₂ + b₂ on the last axis (the row-vector form of
+W₂ φ(W₁ x + b₁) + b₂), expanding width D to a hidden width and back. Its two :class:`Linear`
+children are ``up`` (W₁, b₁) and ``down`` (W₂, b₂), the same names the gated layers use.
+
+:class:`GLU` is the gated layer with a sigmoid gate: (σ(X W_g) ⊙ (X W_u)) W_2, i.e. a ⊙ σ(b)
+with the linear branch a = X W_u and the gate projection b = X W_g. It shares gate, up and down
+(and their checks) with :class:`~llm_from_scratch.nn.swiglu.SwiGLU`, which gates with SiLU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import Tensor
+from ..errors import (
+    ActivationError,
+    ArgumentError,
+    FeedForwardWidthError,
+    InputWidthError,
+    ScalarInputError,
+)
+from ..random import SplitMix64
+from .linear import Linear
+from .module import Module, check_name
+from .swiglu import GatedFeedForward
+
+#: The activations a dense FFN accepts, each a Tensor method name (or none for identity).
+ACTIVATIONS: tuple[str, ...] = ("gelu", "relu", "silu", "identity")
+
+
+def _check_width(value: Any, label: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ArgumentError(f"FeedForward {label} must be an integer; got {value!r}.")
+    if value <= 0:
+        raise FeedForwardWidthError(f"FeedForward {label} must be at least 1; got {value}.")
+    return int(value)
+
+
+def check_activation(activation: Any) -> str:
+    """Validate an activation name and return it."""
+    if activation not in ACTIVATIONS:
+        raise ActivationError(
+            f"FeedForward activation must be one of {', '.join(map(repr, ACTIVATIONS))}; "
+            f"got {activation!r}."
+        )
+    return str(activation)
+
+
+def activate(z: Any, activation: str) -> Tensor:
+    """φ(z) for a named activation: GELU zΦ(z), ReLU max(z, 0), SiLU zσ(z), or z itself."""
+    z = z if isinstance(z, Tensor) else Tensor(z)
+    activation = check_activation(activation)
+    return z if activation == "identity" else getattr(z, activation)()
+
+
+class FeedForward(Module):
+    """FFN(x) = φ(x W₁ + b₁) W₂ + b₂: D → hidden → D, the same weights at every position."""
+
+    def __init__(
+        self,
+        model_width: int,
+        hidden_width: int,
+        *,
+        activation: str = "gelu",
+        bias: bool = True,
+        name: str = "ffn",
+        rng: SplitMix64,
+    ) -> None:
+        model_width = _check_width(model_width, "model width")
+        hidden_width = _check_width(hidden_width, "hidden width")
+        activation = check_activation(activation)
+        if not isinstance(bias, bool):
+            raise ArgumentError(f"FeedForward bias must be True or False; got {bias!r}.")
+        check_name(name, "FeedForward")
+        if not isinstance(rng, SplitMix64):
+            raise ArgumentError(f"FeedForward needs a SplitMix64 rng; got {type(rng).__name__}.")
+        with rng.transaction() as draft:  # W₁ then W₂ from one stream, all or nothing
+            up = Linear(model_width, hidden_width, bias=bias, name=f"{name}.up", rng=draft)
+            down = Linear(hidden_width, model_width, bias=bias, name=f"{name}.down", rng=draft)
+        self._build(up, down, activation, name)
+
+    @classmethod
+    def from_parameters(
+        cls,
+        W1: Any,
+        b1: Any,
+        W2: Any,
+        b2: Any,
+        *,
+        activation: str = "gelu",
+        name: str = "ffn",
+    ) -> FeedForward:
+        """A layer holding exactly W₁ [D, hidden], b₁ [hidden], W₂ [hidden, D], b₂ [D].
+
+        Pass ``None`` for a bias to leave that projection bias-free.
+        """
+        activation = check_activation(activation)
+        check_name(name, "FeedForward")
+        up = Linear.from_parameters(W1, b1, name=f"{name}.up")
+        down = Linear.from_parameters(W2, b2, name=f"{name}.down")
+        layer = cls.__new__(cls)
+        layer._build(up, down, activation, name)
+        return layer
+
+    def _build(self, up: Linear, down: Linear, activation: str, name: str) -> None:
+        if down.input_width != up.output_width:
+            raise FeedForwardWidthError(
+                f"FeedForward W₂ must read the hidden width {up.output_width} that W₁ produces; "
+                f"got W₂ of shape ({down.input_width}, {down.output_width}). Its first axis "
+                f"must be {up.output_width}."
+            )
+        if down.output_width != up.input_width:
+            raise FeedForwardWidthError(
+                f"FeedForward must return the model width {up.input_width} it reads (a residual "
+                f"adds its output to its input); got W₂ of shape ({down.input_width}, "
+                f"{down.output_width}). Its second axis must be {up.input_width}."
+            )
+        Module.__init__(self, name)
+        self.model_width = up.input_width
+        self.hidden_width = up.output_width
+        self.activation = activation
+        self.up = up  # registration order = forward order = named_parameters() order
+        self.down = down
+
+    def __repr__(self) -> str:
+        kind = "affine" if self.up.bias is not None else "bias-free"
+        return (
+            f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.model_width}, "
+            f"{self.activation}, {kind}, name={self.name!r})"
+        )
+
+    def check_input(self, x: Tensor) -> None:
+        """Raise unless x has rank ≥ 1 and its last axis is ``model_width``."""
+        label = f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.model_width})"
+        if x.ndim == 0:
+            raise ScalarInputError(
+                f"{label} needs an input with a feature axis; got a rank-0 value. Wrap a single "
+                f"token as shape ({self.model_width},)."
+            )
+        if x.shape[-1] != self.model_width:
+            raise InputWidthError(
+                f"{label} expects input whose last axis is {self.model_width}; "
+                f"got shape {x.shape}."
+            )
+
+    def forward(self, x: Any) -> Tensor:
+        """φ(x W₁ + b₁) W₂ + b₂ on the last axis; leading axes pass through."""
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        self.check_input(x)
+        hidden = activate(self.up(x), self.activation)  # (..., hidden)
+        return self.down(hidden)  # (..., D)
+
+
+class GLU(GatedFeedForward):
+    """Y = (σ(X W_g) ⊙ (X W_u)) W_2: the linear branch a = X W_u gated by σ(b), b = X W_g."""
+
+    activation = "sigmoid"
+
+
+__all__ = ["ACTIVATIONS", "GLU", "FeedForward", "activate", "check_activation"]

@@ -1,0 +1,349 @@
+"""Mixture of experts: a router picks k experts per token; only those experts run.
+
+Routing has three parts, each separately testable:
+
+* :func:`top_k_gates` — the pure selection: the k most probable experts per token and their
+  probabilities renormalised to sum to one. Ties go to the lowest expert index.
+* :func:`assign_capacity` — the ledger: which (token, slot) assignments each expert accepts when
+  it holds at most ``capacity`` tokens per routing batch. Assignments are served in a fixed order:
+  every token's first choice in token order, then every second choice, and so on. With
+  ``overflow="drop"`` an assignment that finds its expert full is dropped (it contributes zero);
+  with ``overflow="next"`` it moves to the token's next-ranked expert that has room and is not
+  already serving that token, carrying its gate with it, and is dropped only when none has room.
+* :class:`MixtureOfExperts` — runs each expert on exactly the tokens it accepted and adds their
+  outputs, weighted by the gates. Gradients flow to the router through the gates and to each
+  expert through its tokens; the selection itself is a hard choice with no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import Tensor, concat
+from ..errors import ArgumentError, CapacityError, ExpertCountError, WidthError
+from ..random import SplitMix64
+from .linear import Linear
+from .module import Module, check_name
+from .swiglu import SwiGLU
+
+OVERFLOW_POLICIES = ("drop", "next")
+
+
+def _check_count(value: Any, label: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ExpertCountError(f"{label} must be an integer ≥ {minimum}; got {value!r}.")
+    return int(value)
+
+
+def ranked_experts(probabilities: np.ndarray) -> np.ndarray:
+    """Expert indices by descending probability per token; ties keep the lower index first."""
+    return np.argsort(-probabilities, axis=-1, kind="stable")
+
+
+def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
+    """(selected [..., k], gates [..., k]): the k largest p per row and p_sel / Σ p_sel."""
+    p = probabilities.value if isinstance(probabilities, Tensor) else np.asarray(probabilities)
+    if p.ndim == 0:
+        raise WidthError(
+            "top_k_gates needs probabilities [..., E] with an expert axis; got a scalar."
+        )
+    num_experts = p.shape[-1]
+    k = _check_count(k, "k")
+    if k > num_experts:
+        raise ExpertCountError(f"k must be at most the number of experts {num_experts}; got {k}.")
+    selected = ranked_experts(p)[..., :k]  # (..., k)
+    if isinstance(probabilities, Tensor):  # keep the gates on the tape
+        flat = probabilities.reshape(-1, num_experts)  # (N, E)
+        rows = np.arange(flat.shape[0])[:, None]
+        chosen = flat[rows, selected.reshape(-1, k)]  # (N, k) gather
+        gates = (chosen / chosen.sum(axis=-1, keepdims=True)).reshape(*p.shape[:-1], k)
+    else:
+        chosen = np.take_along_axis(p, selected, axis=-1)
+        gates = chosen / chosen.sum(axis=-1, keepdims=True)
+    return selected, gates
+
+
+def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
+    """Gates scattered to [..., E]: each token's coefficient per expert, zero where unselected."""
+    one_hot = (selected[..., None] == np.arange(num_experts)).astype(np.float64)  # (..., k, E)
+    if isinstance(gates, Tensor):
+        return (gates.reshape(*gates.shape, 1) * one_hot).sum(axis=-2)
+    return (np.asarray(gates)[..., None] * one_hot).sum(axis=-2)
+
+
+def importance_loss(gates: Any) -> Tensor:
+    """CV²(importance) = Var(I) / mean(I)², I_e = Σ_tokens gate coefficient of expert e."""
+    g = gates if isinstance(gates, Tensor) else Tensor(gates)
+    if g.ndim == 0:
+        raise WidthError("importance_loss needs gates [..., E] with an expert axis; got a scalar.")
+    importance = g.reshape(-1, g.shape[-1]).sum(axis=0)  # (E,)
+    mean = importance.mean()
+    variance = ((importance - mean) ** 2).mean()  # population variance
+    return variance / (mean * mean)
+
+
+def capacity_from_factor(tokens: int, num_experts: int, k: int, factor: float) -> int:
+    """Slots per expert: ⌈factor · tokens · k / E⌉ (factor 1 is an exactly even share)."""
+    if not (factor >= 0 and math.isfinite(factor)):
+        raise CapacityError(f"capacity factor must be finite and non-negative; got {factor!r}.")
+    share = factor * tokens * k / num_experts
+    return math.ceil(round(share, 9))  # 1.1 · 100 / 10 is 11.000000000000002: still 11 slots
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Where each (token, slot) assignment went: ``placement`` holds the expert or −1 (dropped)."""
+
+    placement: np.ndarray  # (N, k) serving expert, −1 where dropped
+    assigned: np.ndarray  # (E,) requested: first-choice ... k-th choice counts
+    kept: np.ndarray  # (E,) accepted, counted at the expert that serves them
+    dropped: np.ndarray  # (E,) dropped, counted at the expert that was requested
+
+
+def assign_capacity(
+    ranking: np.ndarray, k: int, capacity: int | None, overflow: str = "drop"
+) -> Ledger:
+    """Serve the top-k choices of ``ranking`` [N, E] slot by slot, in token order, to capacity."""
+    if overflow not in OVERFLOW_POLICIES:
+        raise CapacityError(f"overflow must be one of {OVERFLOW_POLICIES}; got {overflow!r}.")
+    if capacity is not None and (
+        isinstance(capacity, bool) or not isinstance(capacity, int | np.integer) or capacity < 0
+    ):
+        raise CapacityError(f"capacity must be None or an integer ≥ 0; got {capacity!r}.")
+    tokens, num_experts = ranking.shape
+    limit = tokens * k if capacity is None else int(capacity)
+    placement = np.full((tokens, k), -1, dtype=np.int64)
+    assigned = np.zeros(num_experts, dtype=np.int64)
+    kept = np.zeros(num_experts, dtype=np.int64)
+    dropped = np.zeros(num_experts, dtype=np.int64)
+    for slot in range(k):  # all first choices, then all second choices, ...
+        for token in range(tokens):
+            wanted = int(ranking[token, slot])
+            assigned[wanted] += 1
+            target = wanted if kept[wanted] < limit else -1
+            if target < 0 and overflow == "next":
+                serving = set(placement[token].tolist())
+                for candidate in ranking[token, k:].tolist():  # next-ranked, in order
+                    if candidate not in serving and kept[candidate] < limit:
+                        target = int(candidate)
+                        break
+            if target < 0:
+                dropped[wanted] += 1
+            else:
+                kept[target] += 1
+                placement[token, slot] = target
+    return Ledger(placement, assigned, kept, dropped)
+
+
+@dataclass(frozen=True)
+class RoutingReport:
+    """What one routing batch did: choices, gates, and the per-expert ledger."""
+
+    selected: np.ndarray  # (N, k) the router's choices
+    gates: np.ndarray  # (N, k) renormalised gate per choice
+    placement: np.ndarray  # (N, k) the expert that served each choice, −1 if dropped
+    assigned: np.ndarray  # (E,) requested per expert
+    kept: np.ndarray  # (E,) served per expert
+    dropped: np.ndarray  # (E,) dropped per requested expert
+    importance: np.ndarray  # (E,) Σ over tokens of each expert's gate coefficient
+    capacity: int | None
+
+
+@dataclass(frozen=True)
+class RouterOutput:
+    """Scores, probabilities and the top-k choice for a batch of tokens."""
+
+    scores: Tensor  # (..., E)
+    probabilities: Tensor  # (..., E)
+    selected: np.ndarray  # (..., k)
+    gates: Tensor  # (..., k)
+
+
+class TopKRouter(Module):
+    """scores = X W_r (bias-free), p = softmax(scores), then the top-k renormalised gates."""
+
+    def __init__(
+        self,
+        model_width: int,
+        num_experts: int,
+        k: int,
+        *,
+        noisy: bool = False,
+        name: str = "router",
+        rng: SplitMix64,
+    ) -> None:
+        num_experts = _check_count(num_experts, "num_experts")
+        k = _check_count(k, "k")
+        if k > num_experts:
+            raise ExpertCountError(f"k must be at most num_experts {num_experts}; got {k}.")
+        check_name(name, "TopKRouter")
+        with rng.transaction() as draft:
+            projection = Linear(model_width, num_experts, bias=False, name=name, rng=draft)
+            noise = (
+                Linear(model_width, num_experts, bias=False, name=f"{name}.noise", rng=draft)
+                if noisy
+                else None
+            )
+        self._build(projection, noise, k, name)
+
+    @classmethod
+    def from_parameters(
+        cls, weight: Any, k: int, *, noise_weight: Any = None, name: str = "router"
+    ) -> TopKRouter:
+        """A router with exactly this [model_width, num_experts] weight."""
+        projection = Linear.from_parameters(weight, name=check_name(name, "TopKRouter"))
+        noise = (
+            None
+            if noise_weight is None
+            else Linear.from_parameters(noise_weight, name=f"{name}.noise")
+        )
+        k = _check_count(k, "k")
+        if k > projection.output_width:
+            raise ExpertCountError(
+                f"k must be at most num_experts {projection.output_width}; got {k}."
+            )
+        router = cls.__new__(cls)
+        router._build(projection, noise, k, name)
+        return router
+
+    def _build(self, projection: Linear, noise: Linear | None, k: int, name: str) -> None:
+        Module.__init__(self, name)
+        self.model_width = projection.input_width
+        self.num_experts = projection.output_width
+        self.k = k
+        self.projection = projection  # parameter: <name>.weight
+        if noise is not None:
+            self.noise = noise
+        self.noisy = noise is not None
+
+    def forward(self, x: Any, *, noise_rng: SplitMix64 | None = None) -> RouterOutput:
+        """Scores [..., E] → softmax → top-k gates; noise only when noisy and given a generator."""
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        scores = self.projection(x)  # (..., E)
+        if self.noisy and noise_rng is not None:
+            z = self.noise(x)  # softplus(z) = relu(z) + log(1 + e^−|z|), the noise scale
+            scale = z.relu() + (1.0 + (-(z.relu() + (-z).relu())).exp()).log()
+            scores = scores + scale * noise_rng.normal(scores.shape)
+        probabilities = scores.softmax(axis=-1)
+        selected, gates = top_k_gates(probabilities, self.k)
+        return RouterOutput(scores, probabilities, selected, gates)
+
+
+class MixtureOfExperts(Module):
+    """y = Σ_{kept choices} gate · expert(x): only the experts a token was routed to run on it."""
+
+    def __init__(
+        self,
+        model_width: int,
+        hidden_width: int,
+        num_experts: int,
+        k: int,
+        *,
+        capacity: int | None = None,
+        overflow: str = "drop",
+        expert: str = "swiglu",
+        name: str = "moe",
+        rng: SplitMix64,
+    ) -> None:
+        num_experts = _check_count(num_experts, "num_experts")
+        if expert != "swiglu":
+            raise ArgumentError(f"expert must be 'swiglu'; got {expert!r}.")
+        assign_capacity(np.zeros((0, num_experts), dtype=np.int64), 1, capacity, overflow)
+        check_name(name, "MixtureOfExperts")
+        with rng.transaction() as draft:
+            router = TopKRouter(model_width, num_experts, k, name=f"{name}.router", rng=draft)
+            experts = [
+                SwiGLU(
+                    model_width, hidden_width, model_width, name=f"{name}.experts.{e}", rng=draft
+                )
+                for e in range(num_experts)
+            ]
+        self._build(router, experts, capacity, overflow, name)
+
+    @classmethod
+    def from_parameters(
+        cls,
+        router: TopKRouter,
+        experts: list[Module],
+        *,
+        capacity: int | None = None,
+        overflow: str = "drop",
+        name: str = "moe",
+    ) -> MixtureOfExperts:
+        """A mixture from an existing router and one expert module per router output."""
+        if len(experts) != router.num_experts:
+            raise ExpertCountError(
+                f"the router scores {router.num_experts} experts; got {len(experts)} modules."
+            )
+        assign_capacity(np.zeros((0, router.num_experts), dtype=np.int64), 1, capacity, overflow)
+        moe = cls.__new__(cls)
+        moe._build(router, list(experts), capacity, overflow, check_name(name, "MixtureOfExperts"))
+        return moe
+
+    def _build(
+        self,
+        router: TopKRouter,
+        experts: list[Module],
+        capacity: int | None,
+        overflow: str,
+        name: str,
+    ) -> None:
+        Module.__init__(self, name)
+        self.router = router
+        for e, expert in enumerate(experts):
+            setattr(self, f"expert_{e}", expert)
+        self.experts = tuple(experts)
+        self.model_width = router.model_width
+        self.num_experts = router.num_experts
+        self.k = router.k
+        self.capacity = capacity
+        self.overflow = overflow
+        self.last_report: RoutingReport | None = None
+
+    def forward(
+        self, x: Any, *, noise_rng: SplitMix64 | None = None
+    ) -> tuple[Tensor, RoutingReport]:
+        """(output with x's shape, the routing report of this batch)."""
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if x.ndim == 0 or x.shape[-1] != self.model_width:
+            raise WidthError(
+                f"MixtureOfExperts expects input whose last axis is {self.model_width}; "
+                f"got shape {x.shape}."
+            )
+        rows = x.reshape(-1, self.model_width)  # (N, D)
+        routed = self.router(rows, noise_rng=noise_rng)
+        ledger = assign_capacity(
+            ranked_experts(routed.probabilities.value), self.k, self.capacity, self.overflow
+        )
+        tokens = rows.shape[0]
+        contributions, destinations = [], []
+        for e, expert in enumerate(self.experts):
+            token_idx, slot_idx = np.nonzero(ledger.placement == e)  # token order
+            if token_idx.size == 0:
+                continue
+            weight = routed.gates[token_idx, slot_idx].reshape(-1, 1)  # (n_e, 1)
+            contributions.append(expert(rows[token_idx]) * weight)  # (n_e, D)
+            destinations.append(token_idx)
+        if contributions:
+            where = np.concatenate(destinations)
+            combine = (np.arange(tokens)[:, None] == where[None, :]).astype(np.float64)
+            output = Tensor(combine) @ concat(*contributions, axis=0)  # (N, D)
+        else:
+            output = rows * 0.0
+        importance = dense_gates(routed.selected, routed.gates.value, self.num_experts).sum(0)
+        report = RoutingReport(
+            selected=routed.selected,
+            gates=routed.gates.value.copy(),
+            placement=ledger.placement,
+            assigned=ledger.assigned,
+            kept=ledger.kept,
+            dropped=ledger.dropped,
+            importance=importance,
+            capacity=self.capacity,
+        )
+        self.last_report = report
+        return output.reshape(*x.shape), report

@@ -1,0 +1,353 @@
+"""Position information for attention: sinusoidal encodings, ALiBi score biases and RoPE.
+
+Three ways to tell attention where a token sits:
+
+- ``sinusoidal_encoding`` builds the absolute table of Vaswani et al. that is added to token
+  vectors once, at the input of the stack;
+- ``alibi_slopes`` / ``alibi_bias`` give Press et al.'s relative penalty −m_h(i − j), added to
+  the scores of head h (a separate causal mask blocks j > i);
+- ``rotate_pairs`` / ``RotaryEmbedding`` rotate query and key coordinate pairs by position-
+  dependent angles (Su et al.), so a query-key dot product sees only the offset j − i.
+
+``ALiBiPositions`` and ``RoPEPositions`` wrap the last two as position schemes for attention:
+``score_bias(num_heads, query_len, key_len)`` returns an [H, L, S] array to add to the scores
+(or None) and ``rotate(t)`` returns queries or keys [B, H, T, d_h] with positions applied.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Literal
+
+import numpy as np
+
+from ..autodiff import Tensor, concat
+from ..errors import (
+    AlibiHeadCountError,
+    AngleShapeError,
+    ArgumentError,
+    OddWidthError,
+    PairingError,
+    PositionShapeError,
+    QueryLengthError,
+    RankError,
+    RotaryWidthError,
+)
+from .module import Module
+
+Pairing = Literal["interleaved", "half"]
+PAIRINGS: tuple[str, ...] = ("interleaved", "half")
+
+
+# --- argument checks -----------------------------------------------------------------------------
+
+
+def _count(label: str, value: Any, *, minimum: int) -> int:
+    """An integer >= minimum (bools refused), or ArgumentError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ArgumentError(f"{label} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _base(value: Any) -> float:
+    """A finite base > 0 for the frequency schedule base^(−2j/D)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentError(f"base must be a positive real number such as 10000.0; got {value!r}.")
+    number = float(value)
+    if not (math.isfinite(number) and number > 0.0):
+        raise ArgumentError(
+            f"base must be a positive finite number such as 10000.0; got {value!r}."
+        )
+    return number
+
+
+def _even_width(label: str, value: Any, what: str) -> int:
+    """A positive even width; odd widths raise OddWidthError (coordinates come in pairs)."""
+    width = _count(label, value, minimum=1)
+    if width % 2:
+        raise OddWidthError(
+            f"{what} pairs coordinates (2j, 2j + 1), so {label} must be even; got {width}. "
+            f"Use {width - 1} or {width + 1}."
+        )
+    return width
+
+
+def _pairing(value: Any) -> str:
+    if value not in PAIRINGS:
+        raise PairingError(
+            f'pairing must be "interleaved" (pairs (2j, 2j + 1)) or "half" (pairs (j, j + d/2)); '
+            f"got {value!r}."
+        )
+    return str(value)
+
+
+# --- absolute: the sinusoidal table --------------------------------------------------------------
+
+
+def pair_frequencies(width: int, base: float = 10000.0) -> np.ndarray:
+    """ω_j = base^(−2j/width) for j = 0 … width/2 − 1, shape [width/2]."""
+    width = _even_width("width", width, "A sinusoidal schedule")
+    base = _base(base)
+    return base ** (-2.0 * np.arange(width // 2) / width)
+
+
+def sinusoidal_encoding(num_positions: int, width: int, base: float = 10000.0) -> np.ndarray:
+    """P[t, 2j] = sin(tω_j), P[t, 2j + 1] = cos(tω_j), ω_j = base^(−2j/width); shape [T, D]."""
+    num_positions = _count("num_positions", num_positions, minimum=0)
+    width = _even_width("width", width, "The sinusoidal encoding")
+    omega = pair_frequencies(width, base)  # (D/2,)
+    angles = np.arange(num_positions, dtype=np.float64)[:, None] * omega[None, :]  # (T, D/2)
+    table = np.empty((num_positions, width))
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles)
+    return table
+
+
+# --- relative score biases: ALiBi ---------------------------------------------------------------
+
+
+def _alibi_head_count(num_heads: Any) -> int:
+    if isinstance(num_heads, bool) or not isinstance(num_heads, numbers.Integral) or num_heads < 1:
+        raise AlibiHeadCountError(
+            f"ALiBi needs one slope per head, so num_heads must be a positive integer; "
+            f"got {num_heads!r}."
+        )
+    return int(num_heads)
+
+
+def _geometric_slopes(count: int) -> np.ndarray:
+    """2^(−8k/count) for k = 1 … count: start and ratio both 2^(−8/count)."""
+    return 2.0 ** (-8.0 * np.arange(1, count + 1) / count)
+
+
+def alibi_slopes(num_heads: int) -> np.ndarray:
+    """Press et al.'s head slopes m_h, shape [H].
+
+    For H a power of two: m_h = 2^(−8h/H), h = 1 … H (8 heads: 1/2, 1/4, …, 1/256). Otherwise,
+    with P the largest power of two below H: the P slopes for P heads, then every other slope of
+    the 2P-head sequence (its 1st, 3rd, …) until there are H.
+    """
+    num_heads = _alibi_head_count(num_heads)
+    closest = 1 << (num_heads.bit_length() - 1)  # largest power of two <= H
+    if closest == num_heads:
+        return _geometric_slopes(num_heads)
+    extra = _geometric_slopes(2 * closest)[0::2][: num_heads - closest]
+    return np.concatenate([_geometric_slopes(closest), extra])
+
+
+def _custom_slopes(num_heads: int, slopes: Any) -> np.ndarray:
+    """Explicit slopes: one finite, positive number per head."""
+    try:
+        array = np.array(slopes, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ArgumentError(f"slopes must be numbers; got {slopes!r} ({error}).") from error
+    if array.shape != (num_heads,):
+        raise AlibiHeadCountError(
+            f"ALiBi needs exactly one slope per head: {num_heads} heads need slopes of shape "
+            f"({num_heads},); got shape {array.shape}."
+        )
+    if not (np.isfinite(array).all() and (array > 0).all()):
+        raise ArgumentError(
+            f"ALiBi slopes must be finite and positive (m_h > 0 penalises distance); got "
+            f"{array.tolist()}."
+        )
+    return array
+
+
+def alibi_bias(num_heads: int, query_len: int, key_len: int, *, slopes: Any = None) -> np.ndarray:
+    """B[h, i, j] = −m_h(p_i − j) for j <= p_i, 0 for j > p_i, p_i = S − L + i; shape [H, L, S].
+
+    The queries are the last L of the S key positions. Entries with j > p_i are left at zero on
+    purpose: blocking them is the causal mask's job, not the bias's. ``slopes`` [H] replaces the
+    paper's geometric slopes (``alibi_slopes``) when given.
+    """
+    num_heads = _alibi_head_count(num_heads)
+    slopes = alibi_slopes(num_heads) if slopes is None else _custom_slopes(num_heads, slopes)
+    query_len = _count("query_len", query_len, minimum=0)
+    key_len = _count("key_len", key_len, minimum=0)
+    if query_len > key_len:
+        raise QueryLengthError(
+            f"ALiBi places the L queries at the last L of the S key positions, so query_len "
+            f"must be <= key_len; got query_len={query_len}, key_len={key_len}."
+        )
+    query_positions = np.arange(key_len - query_len, key_len)  # (L,)
+    distance = query_positions[:, None] - np.arange(key_len)[None, :]  # (L, S): i − j
+    penalty = slopes[:, None, None] * distance[None, :, :]  # (H, L, S)
+    return np.where(distance[None, :, :] > 0, -penalty, 0.0)
+
+
+# --- rotations: RoPE ---------------------------------------------------------------------------
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tensor:
+    """Rotate each pair (a, b) of x [..., d] by θ: (a cos θ − b sin θ, a sin θ + b cos θ).
+
+    ``angles`` [..., d/2] (any float array broadcasting to x's pair shape) holds one angle per
+    pair. ``pairing="interleaved"`` pairs coordinates (2j, 2j + 1); ``"half"`` pairs (j, j + d/2).
+    Built from engine ops, so gradients flow to x; the angles are constants (a Tensor of angles
+    is read by value and receives no gradient).
+    """
+    pairing = _pairing(pairing)
+    x = _as_tensor(x)
+    if x.ndim == 0:
+        raise RankError(
+            "rotate_pairs needs x with a feature axis [..., d]; got a scalar (shape ()). "
+            "Pass a vector of at least two coordinates."
+        )
+    width = x.shape[-1]
+    if width % 2:
+        raise OddWidthError(
+            f"rotate_pairs rotates coordinate pairs, so x's last axis must be even; got shape "
+            f"{x.shape}."
+        )
+    half = width // 2
+    pair_shape = (*x.shape[:-1], half)
+    theta = np.asarray(angles.value if isinstance(angles, Tensor) else angles, dtype=np.float64)
+    try:
+        fits = np.broadcast_shapes(theta.shape, pair_shape) == pair_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise AngleShapeError(
+            f"rotate_pairs needs one angle per coordinate pair: angles must broadcast to "
+            f"{pair_shape} for x of shape {x.shape}; got angles of shape {theta.shape}."
+        )
+    cos, sin = np.cos(theta), np.sin(theta)  # (..., d/2)
+    # Each coordinate c is rotated with its partner p(c): y_c = x_c cos θ ∓ x_p(c) sin θ, the
+    # minus sign on the first member of each pair. Written with whole-vector ops:
+    #   y = x ⊙ [cos, cos] + partner(x) ⊙ [−sin, +sin]
+    if pairing == "interleaved":  # pairs (2j, 2j+1); partner swaps within each pair
+        cos_full = np.repeat(cos, 2, axis=-1)
+        sin_signed = np.stack([-sin, sin], axis=-1).reshape(*sin.shape[:-1], width)
+        pairs = x.reshape(*x.shape[:-1], half, 2)  # (..., d/2, 2)
+        partner = pairs[..., ::-1].reshape(*x.shape)  # (..., d): x_{2j+1}, x_{2j}, ...
+    else:  # pairs (j, j + d/2); partner swaps the two halves
+        cos_full = np.concatenate([cos, cos], axis=-1)
+        sin_signed = np.concatenate([-sin, sin], axis=-1)
+        partner = concat(x[..., half:], x[..., :half], axis=-1)
+    return x * cos_full + partner * sin_signed  # (..., d)
+
+
+def pairing_permutation(width: int) -> np.ndarray:
+    """Indices p with x_half = x_interleaved[..., p]: (0, 2, 4, …, 1, 3, 5, …).
+
+    Rotating x_half with pairing="half" equals rotating x_interleaved with "interleaved", then
+    reading it through p: the two conventions differ only by this fixed reordering.
+    """
+    width = _even_width("width", width, "A pairing permutation")
+    return np.concatenate([np.arange(0, width, 2), np.arange(1, width, 2)])
+
+
+class RotaryEmbedding(Module):
+    """RoPE: rotate pair j of the row at position t by tω_j, ω_j = base^(−2j/d_h); no weights."""
+
+    def __init__(
+        self,
+        head_width: int,
+        base: float = 10000.0,
+        pairing: Pairing = "interleaved",
+        *,
+        name: str = "rope",
+    ) -> None:
+        head_width = _even_width("head_width", head_width, "A rotary embedding")
+        base = _base(base)
+        pairing = _pairing(pairing)
+        super().__init__(name)
+        self.head_width = head_width
+        self.base = base
+        self.pairing = pairing
+        self.frequencies = pair_frequencies(head_width, base)  # (d_h/2,)
+
+    def __repr__(self) -> str:
+        return (
+            f"RotaryEmbedding(head_width={self.head_width}, base={self.base:g}, "
+            f"pairing={self.pairing!r}, name={self.name!r})"
+        )
+
+    def angles(self, positions: Any) -> np.ndarray:
+        """θ[..., t, j] = positions[..., t] · ω_j, shape positions.shape + (d_h/2,)."""
+        positions = np.asarray(positions, dtype=np.float64)
+        return positions[..., None] * self.frequencies
+
+    def forward(self, x: Any, positions: Any = None) -> Tensor:
+        """x [..., T, d_h], row t rotated by positions[t]·ω (positions default to 0 … T − 1)."""
+        x = _as_tensor(x)
+        if x.ndim < 2:
+            raise RankError(
+                f"RotaryEmbedding reads rows of x [..., T, d_h]; got shape {x.shape}. "
+                "Add a position axis, e.g. x.reshape(1, -1)."
+            )
+        if x.shape[-1] != self.head_width:
+            raise RotaryWidthError(
+                f"RotaryEmbedding(head_width={self.head_width}) expects input whose last axis is "
+                f"{self.head_width}; got shape {x.shape}."
+            )
+        rows = x.shape[:-1]
+        if positions is None:
+            positions = np.arange(rows[-1], dtype=np.float64)
+        positions = np.asarray(positions, dtype=np.float64)
+        try:
+            fits = np.broadcast_shapes(positions.shape, rows) == rows
+        except ValueError:
+            fits = False
+        if not fits:
+            raise PositionShapeError(
+                f"RotaryEmbedding needs one position per row: positions must broadcast to "
+                f"{rows} for x of shape {x.shape}; got positions of shape {positions.shape}."
+            )
+        return rotate_pairs(x, self.angles(positions), self.pairing)
+
+
+# --- position schemes for attention ------------------------------------------------------------
+
+
+class ALiBiPositions:
+    """Position scheme adding Press et al.'s bias −m_h(i − j) to the scores; q and k unchanged."""
+
+    def __init__(self, num_heads: int, *, slopes: Any = None) -> None:
+        self.num_heads = _alibi_head_count(num_heads)
+        self.slopes = (
+            alibi_slopes(self.num_heads)
+            if slopes is None
+            else _custom_slopes(self.num_heads, slopes)
+        )
+
+    def __repr__(self) -> str:
+        return f"ALiBiPositions(num_heads={self.num_heads})"
+
+    def score_bias(self, num_heads: int, query_len: int, key_len: int) -> np.ndarray:
+        """The [H, L, S] ALiBi bias for the last L of S positions."""
+        if _alibi_head_count(num_heads) != self.num_heads:
+            raise AlibiHeadCountError(
+                f"ALiBiPositions was built with {self.num_heads} slopes, one per head; the "
+                f"attention asking for a bias has {num_heads} heads. Build ALiBiPositions("
+                f"{num_heads})."
+            )
+        return alibi_bias(self.num_heads, query_len, key_len, slopes=self.slopes)
+
+    def rotate(self, t: Tensor, positions: Any = None) -> Tensor:
+        """ALiBi leaves queries and keys as they are."""
+        return t
+
+
+class RoPEPositions(RotaryEmbedding):
+    """Position scheme rotating queries and keys [B, H, T, d_h]; adds no score bias."""
+
+    def __repr__(self) -> str:
+        return (
+            f"RoPEPositions(head_width={self.head_width}, base={self.base:g}, "
+            f"pairing={self.pairing!r}, name={self.name!r})"
+        )
+
+    def score_bias(self, num_heads: int, query_len: int, key_len: int) -> None:
+        """RoPE changes no score directly: position enters through the rotated q and k."""
+        return None
+
+    def rotate(self, t: Tensor, positions: Any = None) -> Tensor:
+        """t [..., T, d_h] rotated at positions (default 0 … T − 1)."""
+        return self.forward(t, positions)

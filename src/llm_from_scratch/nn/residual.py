@@ -1,0 +1,100 @@
+"""Residual paths around a branch F with a norm N, in the two orderings a block can use.
+
+- pre-norm:  y = x + F(N(x))   the direct path x → y skips the norm entirely;
+- post-norm: y = N(x + F(x))   every path, the direct one included, goes through the norm.
+
+The functions take the norm and the branch as callables, so both orderings can run on the very
+same parameter objects; :class:`Residual` wraps a (norm, branch) pair as a module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from ..autodiff import Tensor
+from ..errors import ArgumentError, ResidualOrderingError, ResidualShapeError
+from .module import Module, check_name
+
+Ordering = Literal["pre", "post"]
+ORDERINGS: tuple[str, ...] = ("pre", "post")
+
+Layer = Callable[[Tensor], Tensor]
+
+
+def _check_branch_output(x: Tensor, fx: Tensor, rule: str) -> None:
+    if fx.shape != x.shape:
+        raise ResidualShapeError(
+            f"{rule} adds the branch output to its input, so the branch must keep the shape; "
+            f"input {x.shape}, branch output {fx.shape}. Make the branch return width "
+            f"{x.shape[-1] if x.ndim else '(scalar)'} (e.g. an FFN D → hidden → D)."
+        )
+
+
+def residual(x: Any, branch: Layer) -> Tensor:
+    """y = x + F(x): Jacobian I + J_F (the identity is the direct path)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    fx = branch(x)
+    _check_branch_output(x, fx, "residual")
+    return x + fx
+
+
+def pre_norm(x: Any, norm: Layer, branch: Layer) -> Tensor:
+    """y = x + F(N(x)): normalize the branch input only; the direct path is untouched."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    fx = branch(norm(x))
+    _check_branch_output(x, fx, "pre_norm")
+    return x + fx
+
+
+def post_norm(x: Any, norm: Layer, branch: Layer) -> Tensor:
+    """y = N(x + F(x)): normalize the sum, so the direct path passes through N as well."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    fx = branch(x)
+    _check_branch_output(x, fx, "post_norm")
+    return norm(x + fx)
+
+
+def check_ordering(ordering: Any) -> str:
+    """Validate an ordering name, "pre" or "post", and return it."""
+    if ordering not in ORDERINGS:
+        raise ResidualOrderingError(
+            f"Residual ordering must be 'pre' (x + F(N(x))) or 'post' (N(x + F(x))); "
+            f"got {ordering!r}."
+        )
+    return str(ordering)
+
+
+class Residual(Module):
+    """One residual step around ``branch`` with ``norm``: pre-norm or post-norm ordering."""
+
+    def __init__(
+        self, norm: Module, branch: Module, *, ordering: Ordering = "pre", name: str = "residual"
+    ) -> None:
+        for label, part in (("norm", norm), ("branch", branch)):
+            if not isinstance(part, Module):
+                raise ArgumentError(
+                    f"Residual {label} must be a Module (e.g. LayerNorm, FeedForward); "
+                    f"got {type(part).__name__}."
+                )
+        ordering = check_ordering(ordering)
+        super().__init__(check_name(name, "Residual"))
+        self.ordering = ordering
+        self.norm = norm  # children in the order the pre-norm forward uses them
+        self.branch = branch
+
+    def with_ordering(self, ordering: Ordering) -> Residual:
+        """The same norm and branch objects (shared parameters) in another ordering."""
+        return Residual(self.norm, self.branch, ordering=ordering, name=self.name)
+
+    def __repr__(self) -> str:
+        return (
+            f"Residual({self.ordering}-norm, norm={self.norm.name!r}, "
+            f"branch={self.branch.name!r}, parameters={self.parameter_count})"
+        )
+
+    def forward(self, x: Any) -> Tensor:
+        """x + F(N(x)) for "pre", N(x + F(x)) for "post"."""
+        if self.ordering == "pre":
+            return pre_norm(x, self.norm, self.branch)
+        return post_norm(x, self.norm, self.branch)

@@ -1,0 +1,189 @@
+"""Gated feed-forward layers: FFN(X) = (act(X W_g) ⊙ (X W_u)) W_2, one position at a time.
+
+:class:`GatedFeedForward` holds the shared structure: three bias-free :class:`Linear` children
+``gate`` [d_in, d_ff], ``up`` [d_in, d_ff] and ``down`` [d_ff, d_out], created in that order, and
+a forward pass composed from existing engine ops (projection, activation, elementwise product,
+projection). A subclass only names its gate activation: :class:`SwiGLU` uses SiLU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from ..autodiff import Tensor
+from ..errors import (
+    ArgumentError,
+    BranchHiddenWidthError,
+    BranchInputWidthError,
+    DownInputWidthError,
+    FromScratchError,
+    GatedOperationError,
+    GatedProjectionError,
+    ZeroInputWidthError,
+    ZeroOutputWidthError,
+)
+from ..random import SplitMix64
+from .linear import Linear, _check_width
+from .module import Module, check_name
+
+PROJECTIONS = ("gate", "up", "down")
+
+T = TypeVar("T")
+G = TypeVar("G", bound="GatedFeedForward")
+
+
+@dataclass(frozen=True)
+class GatedIntermediates:
+    """One forward pass, stage by stage: A = XW_g, S = act(A), U = XW_u, H = S⊙U, Y = HW_2."""
+
+    A: Tensor  # (..., d_ff) gate pre-activation
+    S: Tensor  # (..., d_ff) activated gate
+    U: Tensor  # (..., d_ff) up branch
+    H: Tensor  # (..., d_ff) gated product
+    Y: Tensor  # (..., d_out) output
+
+    def as_dict(self) -> dict[str, Tensor]:
+        """The stages in forward order, keyed by their letters."""
+        return {"A": self.A, "S": self.S, "U": self.U, "H": self.H, "Y": self.Y}
+
+
+class GatedFeedForward(Module):
+    """Y = (act(X W_g) ⊙ (X W_u)) W_2 with bias-free gate, up and down projections."""
+
+    activation: ClassVar[str] = ""  # the Tensor method applied to the gate branch, e.g. "silu"
+
+    def __init__(
+        self,
+        input_width: int,
+        hidden_width: int,
+        output_width: int,
+        *,
+        name: str = "ffn",
+        rng: SplitMix64,
+    ) -> None:
+        kind = type(self).__name__
+        check_name(name, kind)
+        plan = {
+            "gate": (input_width, hidden_width),
+            "up": (input_width, hidden_width),
+            "down": (hidden_width, output_width),
+        }
+        for projection, (fan_in, fan_out) in plan.items():  # validate before any draw
+            self._projection(
+                projection,
+                lambda a=fan_in, b=fan_out: (
+                    _check_width(a, "input width", ZeroInputWidthError),
+                    _check_width(b, "output width", ZeroOutputWidthError),
+                ),
+            )
+        if not isinstance(rng, SplitMix64):
+            raise ArgumentError(f"{kind} needs a SplitMix64 rng; got {type(rng).__name__}.")
+        with rng.transaction() as draft:  # gate, up, down from one stream, all or nothing
+            layers = [
+                self._projection(
+                    projection,
+                    lambda p=projection, a=fan_in, b=fan_out: Linear(
+                        a, b, bias=False, name=f"{name}.{p}", rng=draft
+                    ),
+                )
+                for projection, (fan_in, fan_out) in plan.items()
+            ]
+        self._build(*layers, name=name)
+
+    @classmethod
+    def from_parameters(
+        cls: type[G], gate_weight: Any, up_weight: Any, down_weight: Any, *, name: str = "ffn"
+    ) -> G:
+        """A layer holding exactly these weights (forward order: gate, up, down)."""
+        check_name(name, cls.__name__)
+        weights = {"gate": gate_weight, "up": up_weight, "down": down_weight}
+        layers = [
+            cls._projection(
+                projection,
+                lambda p=projection, w=weight: Linear.from_parameters(w, name=f"{name}.{p}"),
+            )
+            for projection, weight in weights.items()
+        ]
+        layer = cls.__new__(cls)
+        layer._build(*layers, name=name)
+        return layer
+
+    def _build(self, gate: Linear, up: Linear, down: Linear, *, name: str) -> None:
+        kind = type(self).__name__
+        if gate.input_width != up.input_width:
+            raise BranchInputWidthError(
+                f"{kind} gate and up projections must read the same input width; got gate "
+                f"{gate.input_width} and up {up.input_width}. Give both weights the shape "
+                f"[input_width, hidden_width]."
+            )
+        if gate.output_width != up.output_width:
+            raise BranchHiddenWidthError(
+                f"{kind} gate and up projections must produce the same hidden width, so their "
+                f"outputs can be multiplied elementwise; got gate {gate.output_width} and up "
+                f"{up.output_width}."
+            )
+        if down.input_width != gate.output_width:
+            raise DownInputWidthError(
+                f"{kind} down projection must read the hidden width {gate.output_width}; got a "
+                f"down weight of shape ({down.input_width}, {down.output_width}). Its first axis "
+                f"must be {gate.output_width}."
+            )
+        Module.__init__(self, name)
+        self.input_width = gate.input_width
+        self.hidden_width = gate.output_width
+        self.output_width = down.output_width
+        self.gate = gate  # registration order = forward order = named_parameters() order
+        self.up = up
+        self.down = down
+
+    @classmethod
+    def _projection(cls, projection: str, step: Callable[[], T]) -> T:
+        """Run one projection's step; a typed failure is re-raised naming the projection."""
+        try:
+            return step()
+        except FromScratchError as error:
+            raise GatedProjectionError(
+                f"{cls.__name__} {projection} projection: {error}", projection=projection
+            ) from error
+
+    def _operation(self, operation: str, step: Callable[[], T]) -> T:
+        try:
+            return step()
+        except FromScratchError as error:
+            raise GatedOperationError(
+                f"{type(self).__name__} {operation}: {error}", operation=operation
+            ) from error
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.input_width} -> {self.hidden_width} -> "
+            f"{self.output_width}, bias-free, name={self.name!r})"
+        )
+
+    def activate(self, a: Tensor) -> Tensor:
+        """The gate activation, applied elementwise to A = X W_g."""
+        if not self.activation:
+            raise NotImplementedError(f"{type(self).__name__} names no gate activation.")
+        return getattr(a, self.activation)()
+
+    def forward_with_intermediates(self, x: Any) -> GatedIntermediates:
+        """The named stages A, S, U, H, Y of the one computation ``forward`` returns."""
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        a = self._projection("gate", lambda: self.gate(x))  # (..., d_ff)
+        s = self._operation(f"gate activation ({self.activation})", lambda: self.activate(a))
+        u = self._projection("up", lambda: self.up(x))  # (..., d_ff)
+        h = self._operation("gate product", lambda: s * u)  # (..., d_ff)
+        y = self._projection("down", lambda: self.down(h))  # (..., d_out)
+        return GatedIntermediates(A=a, S=s, U=u, H=h, Y=y)
+
+    def forward(self, x: Any) -> Tensor:
+        """Y = (act(X W_g) ⊙ (X W_u)) W_2 on the last axis; leading axes pass through."""
+        return self.forward_with_intermediates(x).Y
+
+
+class SwiGLU(GatedFeedForward):
+    """Y = (SiLU(X W_g) ⊙ (X W_u)) W_2, SiLU(z) = z σ(z) (Shazeer's Swish₁ gate)."""
+
+    activation = "silu"

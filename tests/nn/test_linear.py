@@ -1,0 +1,432 @@
+"""Linear (seed 000, facts L1–L11): values from seed-facts.md, closed forms, finite differences."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from llm_from_scratch.autodiff import Tensor, gradcheck, numeric_jacobians
+from llm_from_scratch.errors import (
+    ArgumentError,
+    BiasRankError,
+    BiasWidthError,
+    InputWidthError,
+    RankError,
+    ScalarInputError,
+    WeightRankError,
+    WidthError,
+    ZeroInputWidthError,
+    ZeroOutputWidthError,
+)
+from llm_from_scratch.nn import Linear, scalar_weighted_response
+from llm_from_scratch.random import SplitMix64
+
+# Seed facts (seed-facts.md, L1, L3, L5, L6, L7): the literals are the independent truth.
+X = [[[1.0, 2.0], [-1.0, 3.0]]]
+W = [[1.0, 0.0, -1.0], [2.0, 0.5, 1.0]]
+B = [0.5, -0.5, 1.0]
+G = [[[1.0, 0.0, -1.0], [0.5, 2.0, 1.0]]]
+Y = [[[5.5, 0.5, 2.0], [5.5, 1.0, 5.0]]]
+WEIGHTED_SUMS = [[[5.0, 1.0, 1.0], [5.0, 1.5, 4.0]]]
+DX = [[[2.0, 1.0], [-0.5, 3.0]]]
+DW = [[0.5, -2.0, -2.0], [3.5, 6.0, 1.0]]
+DB = [1.5, 2.0, 0.0]
+
+
+def known(bias: bool = True) -> Linear:
+    return Linear.from_parameters(W, B if bias else None, name="token_projection")
+
+
+# --- L1, L2: forward --------------------------------------------------------------------------
+
+
+def test_l1_forward_values_and_shape_exact() -> None:
+    y = known()(Tensor(X))
+    assert y.shape == (1, 2, 3)
+    np.testing.assert_array_equal(y.value, np.array(Y))
+
+
+def test_l1_weighted_sums_are_the_bias_free_output() -> None:
+    np.testing.assert_array_equal(known(bias=False)(Tensor(X)).value, np.array(WEIGHTED_SUMS))
+
+
+def test_l2_scalar_weighted_response_is_first_coordinate() -> None:
+    assert scalar_weighted_response([1.0, 2.0], [1.0, 2.0], 0.5) == 5.5
+    assert known()(Tensor(X)).value[0, 0, 0] == 5.5
+
+
+def test_l2_scalar_response_rejects_mismatched_lengths() -> None:
+    with pytest.raises(WidthError) as info:
+        scalar_weighted_response([1.0, 2.0], [1.0], 0.5)
+    assert str(info.value) == (
+        "A weighted response pairs each input with one weight; got 2 inputs and 1 weights. "
+        "Pass equally long sequences."
+    )
+
+
+def test_l2_scalar_response_is_not_used_by_linear() -> None:
+    import inspect
+
+    from llm_from_scratch.nn import linear
+
+    assert "scalar_weighted_response" not in inspect.getsource(linear)
+
+
+# --- L3, L7: reverse --------------------------------------------------------------------------
+
+
+def test_l3_reverse_gradients_exact() -> None:
+    layer = known()
+    x = Tensor(X, requires_grad=True)
+    layer(x).backward(np.array(G))
+    np.testing.assert_array_equal(x.grad, np.array(DX))
+    np.testing.assert_array_equal(layer.weight.grad, np.array(DW))
+    np.testing.assert_array_equal(layer.bias.grad, np.array(DB))
+
+
+def test_l3_gradients_match_the_position_formulas() -> None:
+    # dX_p = G_p Wᵀ, dW = Σ_p X_pᵀ G_p, db = Σ_p G_p, written out position by position.
+    x, g, w = np.array(X)[0], np.array(G)[0], np.array(W)
+    layer = known()
+    xt = Tensor(X, requires_grad=True)
+    layer(xt).backward(np.array(G))
+    for p in range(2):
+        np.testing.assert_array_equal(xt.grad[0, p], g[p] @ w.T)
+    np.testing.assert_array_equal(layer.weight.grad, sum(np.outer(x[p], g[p]) for p in range(2)))
+    np.testing.assert_array_equal(layer.bias.grad, g[0] + g[1])
+
+
+def test_l7_bias_gradient_sums_three_positions() -> None:
+    layer = Linear.from_parameters([[1.0, 2.0], [3.0, 4.0]], [0.0, 0.0], name="small")
+    x = Tensor(np.ones((3, 2)), requires_grad=True)
+    layer(x).backward(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(layer.bias.grad, np.array([4.0, 6.0]))
+
+
+# --- L4: shapes -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        ((2,), (3,)),
+        ((2, 2), (2, 3)),
+        ((1, 2, 2), (1, 2, 3)),
+        ((4, 7, 2), (4, 7, 3)),
+        ((0, 2), (0, 3)),
+    ],
+)
+def test_l4_shape_table(shape: tuple[int, ...], expected: tuple[int, ...]) -> None:
+    assert known()(Tensor(np.ones(shape))).shape == expected
+
+
+def test_l4_rank_one_input_promoted_and_restored() -> None:
+    layer = known()
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = layer(x)
+    assert y.shape == (3,)
+    np.testing.assert_array_equal(y.value, [5.5, 0.5, 2.0])
+    y.backward(np.array([1.0, 0.0, -1.0]))
+    assert x.grad.shape == (2,)
+    np.testing.assert_array_equal(x.grad, [2.0, 1.0])
+
+
+def test_l4_empty_leading_axis_backward() -> None:
+    layer = known()
+    x = Tensor(np.ones((0, 2)), requires_grad=True)
+    layer(x).backward(np.ones((0, 3)))
+    assert x.grad.shape == (0, 2)
+    np.testing.assert_array_equal(layer.weight.grad, np.zeros((2, 3)))
+    np.testing.assert_array_equal(layer.bias.grad, np.zeros(3))
+
+
+@given(
+    leading=st.lists(st.integers(0, 3), min_size=0, max_size=3),
+    d_in=st.integers(1, 4),
+    d_out=st.integers(1, 4),
+    seed=st.integers(0, 2**32),
+)
+def test_l4_property_only_last_axis_changes(
+    leading: list[int], d_in: int, d_out: int, seed: int
+) -> None:
+    rng = SplitMix64(seed)
+    layer = Linear(d_in, d_out, rng=rng)
+    x = rng.uniform(-1.0, 1.0, (*leading, d_in))
+    y = layer(Tensor(x))
+    assert y.shape == (*leading, d_out)
+    expected = x.reshape(-1, d_in) @ layer.weight.value + layer.bias.value
+    np.testing.assert_allclose(y.value.reshape(-1, d_out), expected, rtol=0, atol=1e-12)
+
+
+# --- L5, L6: affine vs bias-free ---------------------------------------------------------------
+
+
+def test_l5_bias_free_output_and_parameter_counts() -> None:
+    np.testing.assert_array_equal(
+        known(bias=False)(Tensor(X)).value, np.array([[[5.0, 1.0, 1.0], [5.0, 1.5, 4.0]]])
+    )
+    assert known().parameter_count == 9
+    assert known(bias=False).parameter_count == 6
+    rng = SplitMix64(0)
+    assert Linear(2, 3, rng=rng).parameter_count == 9
+    assert Linear(2, 3, bias=False, rng=rng).parameter_count == 6
+
+
+def test_l6_origin_is_not_preserved_by_affine() -> None:
+    origin = Tensor([0.0, 0.0])
+    np.testing.assert_array_equal(known()(origin).value, [0.5, -0.5, 1.0])
+    np.testing.assert_array_equal(known(bias=False)(origin).value, [0.0, 0.0, 0.0])
+
+
+def test_l6_affine_fails_additivity_bias_free_satisfies_it() -> None:
+    u, v = Tensor([1.0, 2.0]), Tensor([-1.0, 3.0])
+    both = Tensor([0.0, 5.0])
+    affine, plain = known(), known(bias=False)
+    assert not np.array_equal(affine(both).value, affine(u).value + affine(v).value)
+    np.testing.assert_array_equal(plain(both).value, plain(u).value + plain(v).value)
+
+
+# --- L8: typed errors, messages, precedence --------------------------------------------------
+
+ERROR_CASES = [
+    (
+        "weight rank",
+        lambda: Linear.from_parameters([1.0, 2.0, 3.0]),
+        WeightRankError,
+        "Linear weight must be rank 2, [input_width, output_width]; got rank 1, shape (3,).",
+    ),
+    (
+        "zero input width (weight)",
+        lambda: Linear.from_parameters(np.zeros((0, 3))),
+        ZeroInputWidthError,
+        "Linear weight must read at least one input feature; got shape (0, 3).",
+    ),
+    (
+        "zero output width (weight [2, 0])",
+        lambda: Linear.from_parameters(np.zeros((2, 0))),
+        ZeroOutputWidthError,
+        "Linear weight must produce at least one output feature; got shape (2, 0).",
+    ),
+    (
+        "bias rank",
+        lambda: Linear.from_parameters(W, [[0.5, -0.5, 1.0]]),
+        BiasRankError,
+        "Linear bias must be rank 1, [output_width]; got rank 2, shape (1, 3).",
+    ),
+    (
+        "bias width",
+        lambda: Linear.from_parameters(W, [0.5, -0.5]),
+        BiasWidthError,
+        "Linear bias width must equal the output width 3; got 2.",
+    ),
+    (
+        "input rank 0",
+        lambda: known()(Tensor(2.0)),
+        ScalarInputError,
+        "Linear(2 -> 3) needs an input with a feature axis; got a rank-0 value. "
+        "Wrap a single feature vector as shape (2,).",
+    ),
+    (
+        "input width",
+        lambda: known()(Tensor(np.ones((1, 2, 5)))),
+        InputWidthError,
+        "Linear(2 -> 3) expects input whose last axis is 2; got shape (1, 2, 5).",
+    ),
+    (
+        "constructor zero input width",
+        lambda: Linear(0, 3, rng=SplitMix64(19)),
+        ZeroInputWidthError,
+        "Linear input width must be at least 1; got 0.",
+    ),
+    (
+        "constructor zero output width",
+        lambda: Linear(2, 0, rng=SplitMix64(19)),
+        ZeroOutputWidthError,
+        "Linear output width must be at least 1; got 0.",
+    ),
+    (
+        "constructor non-integer width",
+        lambda: Linear(2.0, 3, rng=SplitMix64(19)),
+        ArgumentError,
+        "Linear input width must be an integer; got 2.0.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "call", "kind", "message"), ERROR_CASES, ids=[c[0] for c in ERROR_CASES]
+)
+def test_l8_typed_error_and_message(label: str, call, kind: type, message: str) -> None:
+    with pytest.raises(kind) as info:
+        call()
+    assert type(info.value) is kind
+    assert str(info.value) == message
+    assert isinstance(info.value, ValueError)
+
+
+def test_l8_error_families() -> None:
+    assert issubclass(WeightRankError, RankError) and issubclass(BiasRankError, RankError)
+    assert issubclass(ScalarInputError, RankError)
+    for kind in (ZeroInputWidthError, ZeroOutputWidthError, BiasWidthError, InputWidthError):
+        assert issubclass(kind, WidthError)
+
+
+def test_l8_precedence_first_failing_check_wins() -> None:
+    # A rank-3 weight with a bad bias reports the weight; a [0, 0] weight reports input width.
+    with pytest.raises(WeightRankError):
+        Linear.from_parameters(np.zeros((2, 3, 1)), [[1.0]])
+    with pytest.raises(ZeroInputWidthError):
+        Linear.from_parameters(np.zeros((0, 0)), [[1.0]])
+    with pytest.raises(ZeroOutputWidthError):
+        Linear.from_parameters(np.zeros((2, 0)), [[1.0]])
+    with pytest.raises(BiasRankError):
+        Linear.from_parameters(W, np.zeros((2, 2)))
+    with pytest.raises(ZeroInputWidthError):
+        Linear(0, 0, rng=SplitMix64(1))
+    with pytest.raises(ZeroOutputWidthError):
+        Linear(2, 0, name="", rng=SplitMix64(1))
+    with pytest.raises(ScalarInputError):
+        known()(Tensor(5.0))
+
+
+def test_l8_forward_error_leaves_gradients_untouched() -> None:
+    layer = known()
+    with pytest.raises(InputWidthError):
+        layer(Tensor(np.ones((2, 5)), requires_grad=True))
+    assert layer.weight.grad is None and layer.bias.grad is None
+
+
+# --- L9: initialisation ------------------------------------------------------------------------
+
+
+def test_l9_xavier_bound_zero_bias_names() -> None:
+    layer = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
+    bound = np.sqrt(6.0 / 5.0)
+    assert np.all(np.abs(layer.weight.value) <= bound)
+    assert layer.weight.shape == (2, 3)
+    np.testing.assert_array_equal(layer.bias.value, np.zeros(3))
+    assert [n for n, _ in layer.named_parameters()] == [
+        "token_projection.weight",
+        "token_projection.bias",
+    ]
+
+
+def test_l9_weight_is_the_splitmix_stream_mapped_to_the_xavier_interval() -> None:
+    # Independent of the package: SplitMix64 written out here, u = (z >> 11)·2⁻⁵³, w = -a + 2a·u.
+    mask, state, draws = (1 << 64) - 1, 19, []
+    for _ in range(6):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        draws.append(((z ^ (z >> 31)) >> 11) * 2.0**-53)
+    a = np.sqrt(6.0 / 5.0)
+    expected = (-a + 2 * a * np.array(draws)).reshape(2, 3)
+    layer = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
+    np.testing.assert_allclose(layer.weight.value, expected, rtol=0, atol=1e-15)
+
+
+def test_l9_equal_seeds_equal_weights() -> None:
+    first = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
+    second = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
+    np.testing.assert_array_equal(first.weight.value, second.weight.value)
+    other = Linear(2, 3, name="token_projection", rng=SplitMix64(20))
+    assert not np.array_equal(first.weight.value, other.weight.value)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"input_width": 0, "output_width": 3},
+        {"input_width": 2, "output_width": 0},
+        {"input_width": 2, "output_width": 3, "name": ""},
+        {"input_width": 2, "output_width": 3, "name": "a..b"},
+        {"input_width": True, "output_width": 3},
+    ],
+)
+def test_l9_failed_construction_leaves_generator_unadvanced(bad: dict) -> None:
+    rng = SplitMix64(19)
+    before = rng.state
+    with pytest.raises(ValueError):
+        Linear(rng=rng, **bad)
+    assert rng.state == before
+    # ... so the next layer drawn is the one a fresh SplitMix64(19) would give.
+    after = Linear(2, 3, rng=rng)
+    np.testing.assert_array_equal(
+        after.weight.value, Linear(2, 3, rng=SplitMix64(19)).weight.value
+    )
+
+
+def test_l9_successful_construction_advances_by_the_weight_draws() -> None:
+    rng, reference = SplitMix64(19), SplitMix64(19)
+    Linear(2, 3, rng=rng)
+    reference.u64_array(6)
+    assert rng.state == reference.state
+
+
+def test_l9_clone_shares_parameter_leaves() -> None:
+    layer = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
+    clone = copy.copy(layer)
+    assert clone.weight is layer.weight
+    assert clone.bias is layer.bias
+    assert [p for p in clone.parameters()] == [p for p in layer.parameters()]
+    x = Tensor(X)
+    clone(x).backward(np.array(G))
+    np.testing.assert_array_equal(layer.bias.grad, np.array(DB))
+
+
+# --- L10: finite differences -------------------------------------------------------------------
+
+
+def test_l10_reverse_matches_central_differences_step_1e6_tol_2e6() -> None:
+    layer = known()
+    x = Tensor(X, requires_grad=True)
+    layer(x).backward(np.array(G))
+    g = np.array(G)
+
+    def loss(xv: Tensor, wv: Tensor, bv: Tensor) -> Tensor:
+        return (Linear.from_parameters(wv, bv)(xv) * Tensor(g)).sum()
+
+    numeric = numeric_jacobians(loss, [np.array(X), np.array(W), np.array(B)], step=1e-6)
+    for analytic, central in zip(
+        [x.grad, layer.weight.grad, layer.bias.grad], numeric, strict=True
+    ):
+        assert np.max(np.abs(analytic - central)) <= 2e-6
+
+
+def test_l10_full_jacobian_gradcheck_of_input() -> None:
+    layer = known()
+    result = gradcheck(lambda x: layer(x), [np.array(X)], step=1e-6, atol=2e-6)
+    assert result.passed, result.message
+
+
+# --- L11: position independence and collapse ---------------------------------------------------
+
+
+def test_l11_changing_one_position_leaves_the_other_exactly() -> None:
+    layer = known()
+    before = layer(Tensor(X)).value
+    changed = np.array(X)
+    changed[0, 0] = [7.0, -4.0]
+    after = layer(Tensor(changed)).value
+    np.testing.assert_array_equal(after[0, 1], before[0, 1])
+    assert not np.array_equal(after[0, 0], before[0, 0])
+
+
+def test_l11_stacked_bias_free_projections_collapse() -> None:
+    rng = SplitMix64(7)
+    first = Linear(2, 3, bias=False, rng=rng)
+    second = Linear(3, 4, bias=False, rng=rng)
+    x = np.array(X)
+    stacked = second(first(Tensor(x))).value
+    merged = Linear.from_parameters(first.weight.value @ second.weight.value)(Tensor(x)).value
+    np.testing.assert_allclose(stacked, merged, rtol=0, atol=1e-12)
+
+
+def test_repr_names_widths_and_policy() -> None:
+    assert repr(known()) == "Linear(2 -> 3, affine, name='token_projection')"
+    assert repr(known(bias=False)) == "Linear(2 -> 3, bias-free, name='token_projection')"
