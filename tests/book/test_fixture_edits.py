@@ -1,0 +1,215 @@
+"""Fixture edits follow everywhere: re-run each chapter with a reader's edited fixture cell.
+
+Every chapter ``book/NN-slug.md`` keeps all of its input numbers in one code cell tagged
+``fixture`` and ships ``tests/book/fixture_variants/NN_slug.py`` with
+
+- ``VARIANTS``: ``{name: replacement source for the fixture cell}`` (at least one), and
+- ``MUST_CHANGE``: names of glued values (``myst_nb.glue``) that every variant must change.
+
+For each chapter the notebook is executed once as written and once per variant (jupytext read,
+nbclient, kernel ``python3``, working directory ``book/``). Each run must finish without a cell
+error; under each variant every ``MUST_CHANGE`` glue value must differ from the original run, and
+the widgets' ``<details>`` answer reveals must not all stay the same (so widget answers are
+computed, not typed). A chapter without a fixture cell or without variants fails.
+
+Adding a chapter needs no change here: write its variants file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from tools.sync_notebooks import BOOK, chapter_sources, read_source
+
+VARIANTS_DIR = Path(__file__).parent / "fixture_variants"
+CELL_TIMEOUT = 120  # seconds per cell; the chapters' cells take well under one
+FIXTURE_TAG = "fixture"
+CHAPTER_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
+REVEAL = re.compile(r"<details\b")
+CHAPTERS = [md for md in chapter_sources() if CHAPTER_NAME.match(md.stem)]
+
+
+def variants_path(md: Path) -> Path:
+    """book/02-linear-layers.md -> tests/book/fixture_variants/02_linear_layers.py"""
+    return VARIANTS_DIR / (md.stem.replace("-", "_") + ".py")
+
+
+def load_variants(md: Path) -> ModuleType:
+    path = variants_path(md)
+    assert path.is_file(), (
+        f"{md.name} has no fixture variants: create {path.relative_to(BOOK.parent)} with "
+        "VARIANTS = {name: fixture cell source} and MUST_CHANGE = [glue keys]."
+    )
+    spec = importlib.util.spec_from_file_location(f"fixture_variants_{md.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fixture_index(notebook: nbformat.NotebookNode, md: Path) -> int:
+    """Index of the one code cell tagged ``fixture``."""
+    tagged = [
+        i
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and FIXTURE_TAG in cell.metadata.get("tags", [])
+    ]
+    assert len(tagged) == 1, (
+        f"{md.name} must keep its input numbers in exactly one code cell tagged "
+        f"`{FIXTURE_TAG}` (`:tags: [fixture]`); found {len(tagged)}."
+    )
+    return tagged[0]
+
+
+def execute(notebook: nbformat.NotebookNode, label: str) -> nbformat.NotebookNode:
+    """Run every cell in a fresh kernel in book/; fail naming the cell that raised."""
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(BOOK)}},
+        record_timing=False,
+    )
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        pytest.fail(f"{label}: a cell raised.\n{error}", pytrace=False)
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            assert output.output_type != "error", f"{label}: cell {index} has an error output."
+    return notebook
+
+
+def glued(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """{glue name: text/plain} for every myst-nb glue output (metadata scrapbook.name).
+
+    A glued value's text sits under ``text/plain``, or under ``<mime_prefix>text/plain``
+    (``application/papermill.record/text/plain``) when it was glued with ``display=False``.
+    """
+    values: dict[str, str] = {}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get("scrapbook", {})
+            if "name" in record:
+                # glue(..., display=False) stores its text under a prefixed mime type.
+                data = output.get("data", {})
+                prefix = record.get("mime_prefix", "")
+                values[record["name"]] = data.get(prefix + "text/plain", data.get("text/plain"))
+    return values
+
+
+def reveals(notebook: nbformat.NotebookNode) -> list[str]:
+    """The widgets' <details> answer reveals (text/html outputs), in notebook order."""
+    found = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/html", "")
+            if isinstance(text, list):
+                text = "".join(text)
+            if REVEAL.search(text):
+                found.append(text)
+    return found
+
+
+@cache
+def original_run(md: Path) -> nbformat.NotebookNode:
+    return execute(read_source(md), f"{md.name} as written")
+
+
+def variant_cases() -> list[Any]:
+    cases = []
+    for md in CHAPTERS:
+        path = variants_path(md)
+        names = list(load_variants(md).VARIANTS) if path.is_file() else ["<no variants file>"]
+        cases.extend(pytest.param(md, name, id=f"{md.stem}:{name}") for name in names)
+    return cases
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=[md.stem for md in CHAPTERS])
+def test_chapter_has_fixture_cell_and_variants(md: Path) -> None:
+    fixture_index(read_source(md), md)
+    module = load_variants(md)
+    variants = getattr(module, "VARIANTS", None)
+    must_change = getattr(module, "MUST_CHANGE", None)
+    assert isinstance(variants, dict) and variants, f"{md.name}: VARIANTS needs at least one."
+    assert all(isinstance(s, str) and s.strip() for s in variants.values())
+    assert isinstance(must_change, list) and must_change, f"{md.name}: MUST_CHANGE is empty."
+
+
+@pytest.mark.parametrize(("md", "variant"), variant_cases())
+def test_fixture_edit_follows_everywhere(md: Path, variant: str) -> None:
+    module = load_variants(md)
+    original = original_run(md)
+    before = glued(original)
+    missing = [key for key in module.MUST_CHANGE if key not in before]
+    assert not missing, (
+        f"{md.name}: MUST_CHANGE names glue keys the chapter never glues: {missing}"
+    )
+
+    edited = read_source(md)
+    edited.cells[fixture_index(edited, md)].source = module.VARIANTS[variant]
+    after = glued(execute(edited, f"{md.name} with fixture variant {variant!r}"))
+
+    lost = [key for key in module.MUST_CHANGE if key not in after]
+    assert not lost, f"{md.name} [{variant}]: glue keys missing after the edit: {lost}"
+    unchanged = {key: before[key] for key in module.MUST_CHANGE if after[key] == before[key]}
+    assert not unchanged, (
+        f"{md.name} [{variant}]: these glued values did not follow the fixture (typed in, or "
+        f"computed from something else): {unchanged}"
+    )
+    old_reveals, new_reveals = reveals(original), reveals(edited)
+    if old_reveals:
+        assert new_reveals != old_reveals, (
+            f"{md.name} [{variant}]: every widget answer stayed the same under the edited "
+            "fixture; widget answers must be computed from it."
+        )
+
+
+# --- the harness's own readers, on hand-made outputs -----------------------------------------
+
+
+def _cell_with(*outputs: dict[str, Any]) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("pass")
+    cell.outputs = [nbformat.from_dict(output) for output in outputs]
+    notebook.cells.append(cell)
+    return notebook
+
+
+def test_glued_reads_prefixed_and_plain_text() -> None:
+    hidden = {
+        "output_type": "display_data",
+        "data": {"application/papermill.record/text/plain": "'[5.5, 0.5, 2]'"},
+        "metadata": {"scrapbook": {"name": "y", "mime_prefix": "application/papermill.record/"}},
+    }
+    shown = {
+        "output_type": "display_data",
+        "data": {"text/plain": "9"},
+        "metadata": {"scrapbook": {"name": "count", "mime_prefix": ""}},
+    }
+    other = {"output_type": "display_data", "data": {"text/plain": "x"}, "metadata": {}}
+    assert glued(_cell_with(hidden, shown, other)) == {"y": "'[5.5, 0.5, 2]'", "count": "9"}
+
+
+def test_reveals_finds_details_html_only() -> None:
+    reveal = {
+        "output_type": "display_data",
+        "data": {"text/html": '<details class="lfs-reveal">\n<summary>Show</summary>\n</details>'},
+        "metadata": {},
+    }
+    table = {
+        "output_type": "display_data",
+        "data": {"text/html": "<table></table>"},
+        "metadata": {},
+    }
+    assert reveals(_cell_with(reveal, table)) == [reveal["data"]["text/html"]]
