@@ -1,0 +1,102 @@
+"""Run every benchmark, print one table, write benchmarks/results/latest.json.
+
+``python -m benchmarks`` (add ``--quick`` for fewer repeats while developing).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from . import block, engine
+from .timing import fmt_time
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def collect(repeats: int) -> dict:
+    rows = engine.run()["rows"]
+    table = [
+        {
+            "case": r["case"],
+            "engine_s": r["engine_s"],
+            "handwritten_s": r["handwritten_s"],
+            "autograd_s": None,
+            "target": r["target"],
+        }
+        for r in rows
+    ]
+    blocks = [block.measure(size, repeats) for size in (block.SMALL, block.MEDIUM)]
+    for b, target in zip(blocks, (2.0, 1.15), strict=True):
+        table.append(
+            {
+                "case": f"pre-norm block {b['size']} fwd+bwd",
+                "engine_s": b["engine_s"],
+                "handwritten_s": b["handwritten_s"],
+                "autograd_s": b["autograd_s"],
+                "target": target,
+            }
+        )
+    medium = blocks[1]
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "repeats": repeats,
+        "rows": table,
+        "blocks": blocks,
+        "memory": {
+            "engine_peak_MiB": medium["engine_peak_bytes"] / 2**20,
+            "handwritten_peak_MiB": medium["handwritten_peak_bytes"] / 2**20,
+            "target_ratio": 1.1,
+        },
+    }
+
+
+def render(report: dict) -> str:
+    lines = [
+        f"Benchmarks ({report['date']}, Python {report['python']}, numpy {report['numpy']}, "
+        f"median of {report['repeats']})",
+        f"{'case':36} {'engine':>11} {'handwritten':>12} {'autograd':>11} {'ratio':>7} "
+        f"{'target':>7}",
+    ]
+    for r in report["rows"]:
+        ratio = r["engine_s"] / r["handwritten_s"]
+        auto = "—" if r["autograd_s"] is None else fmt_time(r["autograd_s"])
+        verdict = "ok" if ratio <= r["target"] else "missed"
+        lines.append(
+            f"{r['case']:36} {fmt_time(r['engine_s']):>11} {fmt_time(r['handwritten_s']):>12} "
+            f"{auto:>11} {ratio:>6.2f}× {r['target']:>6.2f}× {verdict}"
+        )
+    m = report["memory"]
+    lines.append(
+        f"peak memory, medium block: engine {m['engine_peak_MiB']:.1f} MiB, handwritten "
+        f"{m['handwritten_peak_MiB']:.1f} MiB "
+        f"({m['engine_peak_MiB'] / m['handwritten_peak_MiB']:.2f}×, target ≤ {m['target_ratio']}×)"
+    )
+    for b in report["blocks"]:
+        lines.append(
+            f"{b['size']} block gradients: max |engine − handwritten| = "
+            f"{b['max_gradient_difference']:.1e}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    repeats = 3 if "--quick" in sys.argv else 7
+    report = collect(repeats)
+    text = render(report)
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    report["table"] = text
+    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

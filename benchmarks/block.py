@@ -1,0 +1,233 @@
+"""One pre-norm block (RMSNorm, causal MHA with RoPE, SwiGLU), forward + backward, three ways.
+
+1. the book's engine (``TransformerBlock(norm="rms", positions="rope", ffn="swiglu")``);
+2. a handwritten numpy forward and backward of the same block — the practical limit here —
+   whose gradients are checked against the engine's;
+3. HIPS autograd differentiating the same numpy forward, when it is installed.
+
+The loss is sum(output ⊙ seed) for a fixed seed tensor; gradients are taken for every parameter
+and for the input. Run: ``python -m benchmarks.block``.
+"""
+
+from __future__ import annotations
+
+import math
+import tracemalloc
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from llm_from_scratch.autodiff import Tensor
+from llm_from_scratch.nn import TransformerBlock
+from llm_from_scratch.random import SplitMix64
+
+from .timing import median_seconds
+
+EPS = 1e-6  # RMSNorm's default ε
+NAMES = ("g1", "wq", "wk", "wv", "wo", "g2", "wg", "wu", "wd")
+
+
+@dataclass(frozen=True)
+class Size:
+    label: str
+    batch: int
+    tokens: int
+    width: int
+    heads: int
+    hidden: int
+
+
+SMALL = Size("small", 2, 16, 32, 4, 86)
+MEDIUM = Size("medium", 8, 128, 256, 8, 683)
+
+
+def make_problem(size: Size, seed: int = 0):
+    """Parameters (engine order), input and loss seed, all from SplitMix64."""
+    rng = SplitMix64(seed)
+    block = TransformerBlock(
+        size.width,
+        size.heads,
+        size.hidden,
+        norm="rms",
+        positions="rope",
+        ffn="swiglu",
+        rng=rng,
+    )
+    shapes = [p.shape for p in block.parameters()]
+    params = [
+        1.0 + rng.uniform(-0.1, 0.1, shapes[0]),
+        *(block.parameters()[i].value for i in range(1, 5)),
+        1.0 + rng.uniform(-0.1, 0.1, shapes[5]),
+        *(block.parameters()[i].value for i in range(6, 9)),
+    ]
+    block.load_state_dict(dict(zip(block.state_dict(), params, strict=True)))
+    x = rng.uniform(-1.0, 1.0, (size.batch, size.tokens, size.width))
+    seed_tensor = rng.uniform(-1.0, 1.0, x.shape)
+    return block, dict(zip(NAMES, params, strict=True)), x, seed_tensor
+
+
+def rope_tables(tokens: int, head_width: int) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin of t·ω_j, ω_j = 10000^(−2j/d_h): [T, d_h/2]."""
+    frequencies = 10000.0 ** (-np.arange(0, head_width, 2) / head_width)
+    angles = np.arange(tokens)[:, None] * frequencies
+    return np.cos(angles), np.sin(angles)
+
+
+def forward(xp, p, x, heads):
+    """The block in plain array code (xp is numpy or autograd.numpy); returns output, saved."""
+    batch, tokens, width = x.shape
+    dh = width // heads
+    cos, sin = rope_tables(tokens, dh)
+    blocked = np.triu(np.ones((tokens, tokens), dtype=bool), 1)
+
+    def rms(z, g):
+        r = 1.0 / xp.sqrt(xp.mean(z * z, axis=-1, keepdims=True) + EPS)
+        return z * r * g, r
+
+    def split(z):  # contiguous, so the batched products below run on BLAS
+        return xp.ascontiguousarray(
+            xp.transpose(xp.reshape(z, (batch, tokens, heads, dh)), (0, 2, 1, 3))
+        )
+
+    def rope(z):
+        a, b = z[..., 0::2], z[..., 1::2]
+        rotated = xp.stack([a * cos - b * sin, a * sin + b * cos], axis=-1)
+        return xp.reshape(rotated, z.shape)
+
+    n1, r1 = rms(x, p["g1"])
+    q, k, v = (rope(split(n1 @ p["wq"])), rope(split(n1 @ p["wk"])), split(n1 @ p["wv"]))
+    scores = xp.where(blocked, -np.inf, (q @ xp.swapaxes(k, -1, -2)) / math.sqrt(dh))
+    e = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
+    weights = e / xp.sum(e, axis=-1, keepdims=True)
+    merged = xp.reshape(xp.transpose(weights @ v, (0, 2, 1, 3)), (batch, tokens, width))
+    x1 = x + merged @ p["wo"]
+    n2, r2 = rms(x1, p["g2"])
+    a_gate = n2 @ p["wg"]
+    s = 1.0 / (1.0 + xp.exp(-a_gate)) if xp is not np else expit(a_gate)
+    u = n2 @ p["wu"]
+    h = a_gate * s * u
+    out = x1 + h @ p["wd"]
+    saved = (n1, r1, q, k, v, weights, merged, x1, n2, r2, a_gate, s, u, h, cos, sin)
+    return out, saved
+
+
+def handwritten(p, x, seed, heads):
+    """Forward, then every gradient by hand: returns (grads by name, grad of x)."""
+    batch, tokens, width = x.shape
+    dh = width // heads
+    out, saved = forward(np, p, x, heads)
+    n1, r1, q, k, v, weights, merged, x1, n2, r2, a_gate, s, u, h, cos, sin = saved
+    del out
+    g = {}
+    rows = lambda z: z.reshape(-1, z.shape[-1])  # noqa: E731
+
+    def rms_back(dn, z, r, gain):
+        zhat = z * r
+        g_gain = (dn * zhat).reshape(-1, width).sum(0)
+        dzhat = dn * gain
+        dz = r * (dzhat - zhat * np.mean(dzhat * zhat, axis=-1, keepdims=True))
+        return dz, g_gain
+
+    def merge(z):
+        return z.transpose(0, 2, 1, 3).reshape(batch, tokens, width)
+
+    def unrope(dz):
+        da, db = dz[..., 0::2], dz[..., 1::2]
+        back = np.empty_like(dz)
+        back[..., 0::2] = da * cos + db * sin
+        back[..., 1::2] = -da * sin + db * cos
+        return back
+
+    dx1 = seed.copy()
+    # SwiGLU branch: out = x1 + h Wd, h = A σ(A) U
+    g["wd"] = rows(h).T @ rows(seed)
+    dh_ = seed @ p["wd"].T
+    g["wu"] = rows(n2).T @ rows(dh_ * a_gate * s)
+    silu = a_gate * s
+    da = dh_ * u * (s + a_gate * s * (1.0 - s))
+    g["wg"] = rows(n2).T @ rows(da)
+    dn2 = da @ p["wg"].T + (dh_ * silu) @ p["wu"].T
+    dz, g["g2"] = rms_back(dn2, x1, r2, p["g2"])
+    dx1 += dz
+    # attention branch: x1 = x + merged Wo
+    g["wo"] = rows(merged).T @ rows(dx1)
+    dmerged = (dx1 @ p["wo"].T).reshape(batch, tokens, heads, dh).transpose(0, 2, 1, 3)
+    dmerged = np.ascontiguousarray(dmerged)  # (B, H, T, d_h), BLAS-ready
+    dweights = dmerged @ v.swapaxes(-1, -2)
+    dv = weights.swapaxes(-1, -2) @ dmerged
+    dscores = weights * (dweights - np.sum(dweights * weights, axis=-1, keepdims=True))
+    dscores /= math.sqrt(dh)
+    dq = unrope(dscores @ k)
+    dk = unrope(dscores.swapaxes(-1, -2) @ q)
+    dq, dk, dv = merge(dq), merge(dk), merge(dv)
+    g["wq"], g["wk"], g["wv"] = (rows(n1).T @ rows(d) for d in (dq, dk, dv))
+    dn1 = dq @ p["wq"].T + dk @ p["wk"].T + dv @ p["wv"].T
+    dz, g["g1"] = rms_back(dn1, x, r1, p["g1"])
+    return g, dx1 + dz
+
+
+def engine_step(block, x_tensor, seed):
+    block.zero_grad()
+    x_tensor.grad = None
+    output, _ = block(x_tensor)
+    output.backward(seed)
+
+
+def autograd_step_factory(p, x, seed, heads):
+    try:
+        import autograd.numpy as anp
+        from autograd import grad
+    except ImportError:
+        return None
+    names = list(NAMES)
+
+    def loss(values, xx):
+        params = dict(zip(names, values, strict=True))
+        out, _ = forward(anp, params, xx, heads)
+        return anp.sum(out * seed)
+
+    gradient = grad(loss, (0, 1))
+    values = [p[n] for n in names]
+    return lambda: gradient(values, x)
+
+
+def max_gradient_difference(block, p, x, seed, heads) -> float:
+    tensor = Tensor(x, requires_grad=True)
+    engine_step(block, tensor, seed)
+    grads, dx = handwritten(p, x, seed, heads)
+    engine = dict(zip(NAMES, (q.grad for q in block.parameters()), strict=True))
+    worst = max(float(np.max(np.abs(engine[n] - grads[n]))) for n in NAMES)
+    return max(worst, float(np.max(np.abs(tensor.grad - dx))))
+
+
+def peak_memory(fn) -> int:
+    """Peak bytes traced while ``fn`` runs once (after a warm-up run)."""
+    fn()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def measure(size: Size, repeats: int) -> dict:
+    block, p, x, seed = make_problem(size)
+    tensor = Tensor(x, requires_grad=True)
+    row = {
+        "size": size.label,
+        "shape": f"B={size.batch} T={size.tokens} D={size.width} H={size.heads} "
+        f"D_ff={size.hidden}",
+        "max_gradient_difference": max_gradient_difference(block, p, x, seed, size.heads),
+        "engine_s": median_seconds(lambda: engine_step(block, tensor, seed), repeats=repeats),
+        "handwritten_s": median_seconds(
+            lambda: handwritten(p, x, seed, size.heads), repeats=repeats
+        ),
+    }
+    auto = autograd_step_factory(p, x, seed, size.heads)
+    row["autograd_s"] = None if auto is None else median_seconds(auto, repeats=repeats)
+    if size is MEDIUM:
+        row["engine_peak_bytes"] = peak_memory(lambda: engine_step(block, tensor, seed))
+        row["handwritten_peak_bytes"] = peak_memory(lambda: handwritten(p, x, seed, size.heads))
+    return row
