@@ -85,10 +85,9 @@ def forward(xp, p, x, heads):
         r = 1.0 / xp.sqrt(xp.mean(z * z, axis=-1, keepdims=True) + EPS)
         return z * r * g, r
 
-    def split(z):  # contiguous, so the batched products below run on BLAS
-        return xp.ascontiguousarray(
-            xp.transpose(xp.reshape(z, (batch, tokens, heads, dh)), (0, 2, 1, 3))
-        )
+    def split(z):  # numpy: made contiguous, so the batched products below run on BLAS
+        heads_view = xp.transpose(xp.reshape(z, (batch, tokens, heads, dh)), (0, 2, 1, 3))
+        return np.ascontiguousarray(heads_view) if xp is np else heads_view
 
     def rope(z):
         a, b = z[..., 0::2], z[..., 1::2]

@@ -2,17 +2,16 @@
 
 (a) forward + backward of one add on [2, 2] tensors; (b) the marginal cost of one more op in a
 chain of multiplications; (c) forward + backward of a stack of matmul + SiLU layers on
-[8·128, 256] rows. Each row reports the median time and its ratio to handwritten numpy measured in
-the same run, since absolute times on a shared machine drift. Run: ``python -m benchmarks.engine``.
+[8·128, 256] rows. Each row reports the median time and its ratio to handwritten numpy measured
+in the same run, since absolute times on a shared machine drift. ``python -m benchmarks.engine``
+prints this part alone.
 """
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
@@ -21,9 +20,6 @@ from llm_from_scratch.autodiff import Tensor
 from llm_from_scratch.random import SplitMix64
 
 from .timing import fmt_time, median_seconds
-
-RESULTS = Path(__file__).parent / "results"
-
 
 # --- (a) one add ----------------------------------------------------------------------------
 
@@ -204,10 +200,8 @@ def print_report(report: dict) -> None:
 
 
 def main() -> None:
-    report = run()
-    print_report(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "engine.json").write_text(json.dumps(report, indent=2) + "\n")
+    """Print this part alone; ``python -m benchmarks`` runs everything and stores the results."""
+    print_report(run())
 
 
 if __name__ == "__main__":

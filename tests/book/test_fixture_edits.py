@@ -6,11 +6,12 @@ Every chapter ``book/NN-slug.md`` keeps all of its input numbers in one code cel
 - ``VARIANTS``: ``{name: replacement source for the fixture cell}`` (at least one), and
 - ``MUST_CHANGE``: names of glued values (``myst_nb.glue``) that every variant must change.
 
-For each chapter the notebook is executed once as written and once per variant (jupytext read,
-nbclient, kernel ``python3``, working directory ``book/``). Each run must finish without a cell
-error; under each variant every ``MUST_CHANGE`` glue value must differ from the original run, and
-the widgets' ``<details>`` answer reveals must not all stay the same (so widget answers are
-computed, not typed). A chapter without a fixture cell or without variants fails.
+For each chapter the notebook is executed once per variant (jupytext read, nbclient, kernel
+``python3``, working directory ``book/``) and compared with the chapter as written, read from
+its paired notebook (whose outputs nbval re-checks against a fresh run). Each run must finish
+without a cell error; under each variant every ``MUST_CHANGE`` glue value must differ from the
+original, and the widgets' ``<details>`` answer reveals must not all stay the same (so widget
+answers are computed, not typed). A chapter without a fixture cell or without variants fails.
 
 Adding a chapter needs no change here: write its variants file.
 """
@@ -29,7 +30,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools.sync_notebooks import BOOK, chapter_sources, read_source
+from tools.sync_notebooks import BOOK, chapter_sources, paired_path, read_source
 
 VARIANTS_DIR = Path(__file__).parent / "fixture_variants"
 CELL_TIMEOUT = 120  # seconds per cell; the chapters' cells take well under one
@@ -123,7 +124,12 @@ def reveals(notebook: nbformat.NotebookNode) -> list[str]:
 
 @cache
 def original_run(md: Path) -> nbformat.NotebookNode:
-    return execute(read_source(md), f"{md.name} as written")
+    """The chapter as written: the stored outputs of its paired notebook.
+
+    Those outputs are not trusted blindly: tests/test_notebook_pairs.py checks that the pair has
+    the chapter's sources, and nbval re-executes it and compares every output.
+    """
+    return nbformat.read(paired_path(md), as_version=4)
 
 
 def variant_cases() -> list[Any]:

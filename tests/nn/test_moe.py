@@ -203,3 +203,20 @@ def test_capacity_from_factor():
     for bad in (-0.5, float("nan"), float("inf")):
         with pytest.raises(CapacityError, match="finite and non-negative"):
             capacity_from_factor(4, 2, 1, bad)
+
+
+def test_noisy_routing_is_off_by_default_and_reproducible_when_on():
+    x = SplitMix64(30).uniform(-1, 1, (6, 4))
+    plain = TopKRouter(4, 3, 1, rng=SplitMix64(31))
+    assert not plain.noisy
+    assert np.array_equal(plain(x, noise_rng=SplitMix64(1)).scores.value, plain(x).scores.value)
+    noisy = TopKRouter(4, 3, 1, noisy=True, rng=SplitMix64(31))
+    assert [n for n, _ in noisy.named_parameters()] == ["router.weight", "router.noise.weight"]
+    quiet = noisy(x).scores.value  # no generator given: no noise
+    np.testing.assert_array_equal(quiet, plain(x).scores.value)
+    first = noisy(x, noise_rng=SplitMix64(7)).scores.value
+    again = noisy(x, noise_rng=SplitMix64(7)).scores.value
+    np.testing.assert_array_equal(first, again)
+    assert not np.allclose(first, quiet)
+    # the noise scale is softplus(x W_noise) > 0, so the perturbation is finite and nonzero
+    assert np.all(np.isfinite(first)) and np.all(first != quiet)

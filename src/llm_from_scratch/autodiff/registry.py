@@ -71,7 +71,24 @@ class Op:
         return backward
 
     def __call__(self, *inputs: Any, **params: Any) -> Tensor:
-        tensors = [x if isinstance(x, Tensor) else _constant(x) for x in inputs]
+        # One and two inputs are spelled out: this is the engine's hottest path.
+        if len(inputs) == 2:
+            a, b = inputs
+            if not isinstance(a, Tensor):
+                a = _constant(a)
+            if not isinstance(b, Tensor):
+                b = _constant(b)
+            tensors: tuple[Tensor, ...] = (a, b)
+            record = a.requires_grad or b.requires_grad
+        elif len(inputs) == 1:
+            a = inputs[0]
+            if not isinstance(a, Tensor):
+                a = _constant(a)
+            tensors = (a,)
+            record = a.requires_grad
+        else:
+            tensors = tuple(x if isinstance(x, Tensor) else _constant(x) for x in inputs)
+            record = any(t.requires_grad for t in tensors)
         try:
             out = self.forward(*[t.value for t in tensors], **params)
         except ValueError as error:
@@ -85,18 +102,16 @@ class Op:
         result.value = out if type(out) is np.ndarray and out.dtype == _F64 else _as_f64(out)
         result.grad = result.name = None
         result._retains_grad = False
-        if _GradMode.enabled:
-            for t in tensors:
-                if t.requires_grad:
-                    result.requires_grad = True
-                    result._op = self
-                    result._inputs = tensors
-                    result._params = params
-                    result._saved = saved
-                    result._seq = next(_sequence)
-                    return result
-        result.requires_grad = False
-        result._op = result._inputs = result._params = result._saved = None
+        if record and _GradMode.enabled:
+            result.requires_grad = True
+            result._op = self
+            result._inputs = tensors
+            result._params = params
+            result._saved = saved
+            result._seq = next(_sequence)
+        else:
+            result.requires_grad = False
+            result._op = result._inputs = result._params = result._saved = None
         return result
 
 

@@ -189,24 +189,34 @@ class Tensor:
                 "this one records no graph. Create the inputs with requires_grad=True, and do "
                 "not compute it inside no_grad()."
             )
-        grad = _seed_gradient(self, seed)
-        order = _reverse_topological_order(self)
+        value = self.value
+        if type(seed) is np.ndarray and seed.dtype == value.dtype and seed.shape == value.shape:
+            grad = seed  # the common case, checked inline: read-only from here on
+        else:
+            grad = _seed_gradient(self, seed)
+        if self._op is None:  # a leaf is its own gradient's destination
+            self.grad = grad.copy() if self.grad is None else self.grad + grad
+            return
         grads: dict[Tensor, np.ndarray] = {self: grad}
-        pop = grads.pop
-        for node in order:
+        pop, get = grads.pop, grads.get
+        for node in _reverse_topological_order(self):  # recorded op results only
             g = pop(node, None)
             op = node._op
-            if op is None:  # a leaf: accumulate
-                if g is not None:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
-                continue
             if g is not None:
                 if node._retains_grad:
                     node.grad = g.copy() if node.grad is None else node.grad + g
                 inputs = node._inputs
-                values = [t.value for t in inputs]
+                if len(inputs) == 2:
+                    a, b = inputs
+                    values: Any = (a.value, b.value)
+                else:
+                    values = [t.value for t in inputs]
                 if op.wants_needs:
-                    needs = tuple([t.requires_grad for t in inputs])
+                    needs = (
+                        (a.requires_grad, b.requires_grad)
+                        if len(inputs) == 2
+                        else tuple([t.requires_grad for t in inputs])
+                    )
                     if op.saves:
                         shares = op.backward(
                             g, node.value, *values, saved=node._saved, needs=needs, **node._params
@@ -219,13 +229,18 @@ class Tensor:
                     shares = op.backward(g, node.value, *values, **node._params)
                 if type(shares) is not tuple and type(shares) is not list:
                     shares = (shares,)
-                for tensor, share in zip(inputs, shares, strict=True):
+                for index, tensor in enumerate(inputs):
+                    share = shares[index]
                     if share is None or not tensor.requires_grad:
                         continue
                     if share.shape != tensor.value.shape:
                         share = unbroadcast(share, tensor.value.shape)
-                    previous = grads.get(tensor)
-                    grads[tensor] = share if previous is None else previous + share
+                    if tensor._op is None:  # a leaf: its gradient is final, accumulate now
+                        old = tensor.grad
+                        tensor.grad = share.copy() if old is None else old + share
+                    else:
+                        previous = get(tensor)
+                        grads[tensor] = share if previous is None else previous + share
             if not retain_graph:
                 node._op = RELEASED
                 node._inputs = node._params = node._saved = None
@@ -357,22 +372,19 @@ def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
 
 
 def _reverse_topological_order(root: Tensor) -> list[Tensor]:
-    """Every tensor requiring grad that ``root`` depends on, each after all its consumers.
+    """Every recorded op result ``root`` depends on (root first), each after all its consumers.
 
     An op's output is always created after its inputs, so the creation sequence numbers that
-    ops stamp on their results are a topological order: sorting the reachable op results by
-    descending number, then appending the leaves, visits every tensor after its consumers.
+    ops stamp on their results are a topological order: sorted by descending number, every
+    node comes after all of its consumers. Leaves are not listed: backward accumulates into
+    them as soon as a share arrives.
     """
     nodes: list[Tensor] = []
-    leaves: list[Tensor] = []
     seen = {id(root)}
     stack = [root]
     while stack:
         node = stack.pop()
         op = node._op
-        if op is None:
-            leaves.append(node)
-            continue
         if op is RELEASED:
             raise GraphReleasedError(
                 "This backward reaches a graph that an earlier backward() already released "
@@ -382,11 +394,10 @@ def _reverse_topological_order(root: Tensor) -> list[Tensor]:
             )
         nodes.append(node)
         for parent in node._inputs:
-            if parent.requires_grad and id(parent) not in seen:
+            if parent._op is not None and parent.requires_grad and id(parent) not in seen:
                 seen.add(id(parent))
                 stack.append(parent)
     nodes.sort(key=_creation, reverse=True)
-    nodes.extend(leaves)
     return nodes
 
 

@@ -303,7 +303,8 @@ def scaled_dot_product_attention(
     if keys == 0:  # nothing to read: every row is fully blocked, so zero weights and outputs
         weights = Tensor._constant(np.zeros(shape))
         return weights @ v, weights
-    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(head_width))  # (B, H, L, S)
+    # q kᵀ / √d_h, with the scale applied to q: [L, d_h] is smaller than [L, S] when S > d_h
+    scores = (q * (1.0 / math.sqrt(head_width))) @ k.transpose(-2, -1)  # (B, H, L, S)
     if masks.added is not None:
         scores = scores + Tensor._constant(masks.added)
     if bias_tensor is not None:

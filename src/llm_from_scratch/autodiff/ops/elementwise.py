@@ -146,7 +146,12 @@ def silu(x):
 @silu.vjp
 def _(grad, out, x, saved):
     s = saved
-    return grad * (s + x * s * (1.0 - s))  # SiLU′ = σ + xσ(1 − σ)
+    slope = 1.0 - s  # SiLU′ = σ + xσ(1 − σ) = σ (1 + x (1 − σ))
+    slope *= x
+    slope += 1.0
+    slope *= s
+    slope *= grad
+    return slope
 
 
 @op

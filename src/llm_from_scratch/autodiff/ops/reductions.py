@@ -33,15 +33,17 @@ def mean(x, axis=None, keepdims=False):
 @op
 def softmax(x, axis):
     """exp(x − max) / Σ exp(x − max) along ``axis``"""
-    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+    e /= np.sum(e, axis=axis, keepdims=True)  # e is a fresh array: normalise it in place
+    return e
 
 
 @softmax.vjp
 def _(grad, out, x, axis):
     inner = np.sum(grad * out, axis=axis, keepdims=True)
-    return out * (grad - inner)  # J = diag(p) − p pᵀ
+    result = grad - inner
+    result *= out  # J = diag(p) − p pᵀ: p ⊙ (g − ⟨g, p⟩)
+    return result
 
 
 @op
