@@ -186,10 +186,6 @@ class ScoreBiasError(ShapeError):
     """A score bias does not broadcast to the scores [B,H,L,S] or is not finite."""
 
 
-class CausalLengthError(ShapeError):
-    """A causal mask was asked for more queries than keys (queries are the last L of S)."""
-
-
 class AttentionWeightError(ShapeError):
     """Attention projection weights are not four [D,D] matrices."""
 

@@ -15,12 +15,12 @@ from llm_from_scratch.errors import (
     AttentionRankError,
     AttentionShapeError,
     AttentionWeightError,
-    CausalLengthError,
     HeadCountError,
     HeadSplitError,
     InputWidthError,
     MaskShapeError,
     MaskTypeError,
+    QueryLengthError,
     ScoreBiasError,
     WidthError,
 )
@@ -645,7 +645,7 @@ def test_attention_shape_errors():
         scaled_dot_product_attention(q, k, v[:, :, :2])
     with pytest.raises(AttentionShapeError, match="width d_h of at least 1"):
         scaled_dot_product_attention(q[..., :0], k[..., :0], v)
-    with pytest.raises(CausalLengthError, match="L <= S; got L = 2, S = 1"):
+    with pytest.raises(QueryLengthError, match="L <= S; got L = 2, S = 1"):
         scaled_dot_product_attention(q, k[:, :, :1], v[:, :, :1], causal=True)
 
 

@@ -30,12 +30,12 @@ from ..errors import (
     AttentionRankError,
     AttentionShapeError,
     AttentionWeightError,
-    CausalLengthError,
     HeadCountError,
     HeadSplitError,
     InputWidthError,
     MaskShapeError,
     MaskTypeError,
+    QueryLengthError,
     ScoreBiasError,
     WidthError,
 )
@@ -129,7 +129,7 @@ def causal_mask(query_len: int, key_len: int) -> np.ndarray:
                 f"causal_mask {label} must be a non-negative integer; got {value!r}."
             )
     if query_len > key_len:
-        raise CausalLengthError(
+        raise QueryLengthError(
             f"A causal mask places the L queries at the last L of the S key positions, so it "
             f"needs L <= S; got L = {query_len}, S = {key_len}."
         )
