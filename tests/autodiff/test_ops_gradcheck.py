@@ -111,15 +111,17 @@ def reshape_inputs(draw):
 @st.composite
 def index_inputs(draw):
     rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 3))
-    kind = draw(st.sampled_from(["slice", "int", "gather", "rows-cols"]))
+    kind = draw(st.sampled_from(["slice", "int", "gather", "rows-cols", "permutation"]))
     if kind == "slice":
         index = (slice(draw(st.integers(0, rows)), None), slice(None, None, 2))
     elif kind == "int":
         index = draw(st.integers(0, rows - 1))
     elif kind == "gather":  # repeated rows: gradients must add up (embedding lookup)
         index = np.array(draw(st.lists(st.integers(0, rows - 1), min_size=1, max_size=5)))
-    else:
+    elif kind == "rows-cols":
         index = (np.array([0, rows - 1, 0]), np.array([cols - 1, 0, cols - 1]))
+    else:  # no repeats: the gradient is an assignment, not a scatter-add (RoPE's pair swap)
+        index = (Ellipsis, np.array(draw(st.permutations(range(cols)))))
     return [values((rows, cols), draw(seeds))], index
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..autodiff import Tensor, concat
+from ..autodiff import Tensor
 from ..errors import (
     AlibiHeadCountError,
     AngleShapeError,
@@ -224,12 +224,12 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
     if pairing == "interleaved":  # pairs (2j, 2j+1); partner swaps within each pair
         cos_full = np.repeat(cos, 2, axis=-1)
         sin_signed = np.stack([-sin, sin], axis=-1).reshape(*sin.shape[:-1], width)
-        pairs = x.reshape(*x.shape[:-1], half, 2)  # (..., d/2, 2)
-        partner = pairs[..., ::-1].reshape(*x.shape)  # (..., d): x_{2j+1}, x_{2j}, ...
+        swap = np.arange(width).reshape(half, 2)[:, ::-1].ravel()  # 1, 0, 3, 2, ...
     else:  # pairs (j, j + d/2); partner swaps the two halves
         cos_full = np.concatenate([cos, cos], axis=-1)
         sin_signed = np.concatenate([-sin, sin], axis=-1)
-        partner = concat(x[..., half:], x[..., :half], axis=-1)
+        swap = np.concatenate([np.arange(half, width), np.arange(half)])  # d/2, …, 0, …
+    partner = x[..., swap]  # (..., d): each coordinate's partner in its pair
     return x * cos_full + partner * sin_signed  # (..., d)
 
 

@@ -29,9 +29,20 @@ def _(grad, out, x, axes):
     return np.transpose(grad, np.argsort(axes))
 
 
-def _is_advanced(index) -> bool:
+def _may_repeat(index) -> bool:
+    """Whether ``index`` can select one entry twice (then gradients must be scatter-added).
+
+    Slices and integers never repeat. One integer array repeats only if it has duplicates; a
+    permutation such as RoPE's partner swap does not, so its gradient is a plain assignment.
+    """
     parts = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(p, np.ndarray | list) for p in parts)
+    arrays = [np.asarray(p) for p in parts if isinstance(p, np.ndarray | list)]
+    if not arrays:
+        return False
+    if len(arrays) == 1 and arrays[0].dtype.kind in "iu":
+        flat = arrays[0].ravel()
+        return np.unique(flat).size != flat.size
+    return True
 
 
 @op
@@ -43,7 +54,7 @@ def getitem(x, index):
 @getitem.vjp
 def _(grad, out, x, index):
     full = np.zeros_like(x)
-    if _is_advanced(index):
+    if _may_repeat(index):
         np.add.at(full, index, grad)  # repeated indices add up (scatter-add)
     else:
         full[index] = grad
