@@ -20,12 +20,10 @@ from ..errors import (
     ActivationError,
     ArgumentError,
     FeedForwardWidthError,
-    InputWidthError,
-    ScalarInputError,
 )
 from ..random import SplitMix64
 from .linear import Linear
-from .module import Module, check_name
+from .module import Module, check_feature_axis, check_name
 from .swiglu import GatedFeedForward
 
 #: The activations a dense FFN accepts, each a Tensor method name (or none for identity).
@@ -136,16 +134,13 @@ class FeedForward(Module):
     def check_input(self, x: Tensor) -> None:
         """Raise unless x has rank ≥ 1 and its last axis is ``model_width``."""
         label = f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.model_width})"
-        if x.ndim == 0:
-            raise ScalarInputError(
-                f"{label} needs an input with a feature axis; got a rank-0 value. Wrap a single "
-                f"token as shape ({self.model_width},)."
-            )
-        if x.shape[-1] != self.model_width:
-            raise InputWidthError(
-                f"{label} expects input whose last axis is {self.model_width}; "
-                f"got shape {x.shape}."
-            )
+        check_feature_axis(
+            x,
+            self.model_width,
+            label,
+            f"{label} needs an input with a feature axis; got a rank-0 value. Wrap a single "
+            f"token as shape ({self.model_width},).",
+        )
 
     def forward(self, x: Any) -> Tensor:
         """φ(x W₁ + b₁) W₂ + b₂ on the last axis; leading axes pass through."""

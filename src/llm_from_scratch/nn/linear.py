@@ -11,14 +11,12 @@ from ..errors import (
     ArgumentError,
     BiasRankError,
     BiasWidthError,
-    InputWidthError,
-    ScalarInputError,
     WeightRankError,
     ZeroInputWidthError,
     ZeroOutputWidthError,
 )
 from ..random import SplitMix64, xavier_uniform
-from .module import Module, Parameter, check_name
+from .module import Module, Parameter, check_feature_axis, check_name
 
 
 def _check_width(value: Any, label: str, error: type[Exception]) -> int:
@@ -106,17 +104,14 @@ class Linear(Module):
 
     def check_input(self, x: Tensor) -> None:
         """Raise unless x has rank ≥ 1 and its last axis is ``input_width``."""
-        if x.ndim == 0:
-            raise ScalarInputError(
-                f"Linear({self.input_width} -> {self.output_width}) needs an input with a "
-                f"feature axis; got a rank-0 value. Wrap a single feature vector as shape "
-                f"({self.input_width},)."
-            )
-        if x.shape[-1] != self.input_width:
-            raise InputWidthError(
-                f"Linear({self.input_width} -> {self.output_width}) expects input whose last "
-                f"axis is {self.input_width}; got shape {x.shape}."
-            )
+        label = f"Linear({self.input_width} -> {self.output_width})"
+        check_feature_axis(
+            x,
+            self.input_width,
+            label,
+            f"{label} needs an input with a feature axis; got a rank-0 value. Wrap a single "
+            f"feature vector as shape ({self.input_width},).",
+        )
 
     def forward(self, x: Any) -> Tensor:
         """Y = XW + b on the last axis; leading axes (even empty ones) pass through."""

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, ParameterError, ShapeError
+from ..errors import ArgumentError, InputWidthError, ParameterError, ScalarInputError, ShapeError
 
 
 class Parameter(Tensor):
@@ -40,6 +40,20 @@ def check_name(name: Any, kind: str) -> str:
             f"got {name!r}."
         )
     return name
+
+
+def check_feature_axis(x: Tensor, width: int, label: str, scalar_message: str) -> None:
+    """Raise unless x has a feature axis (rank ≥ 1) whose length is ``width``.
+
+    ``label`` names the layer in the width message; ``scalar_message`` is the whole message for
+    a rank-0 input (each layer says in its own words how to add the missing axis).
+    """
+    if x.ndim == 0:
+        raise ScalarInputError(scalar_message)
+    if x.shape[-1] != width:
+        raise InputWidthError(
+            f"{label} expects input whose last axis is {width}; got shape {x.shape}."
+        )
 
 
 class Module:

@@ -19,12 +19,10 @@ from ..autodiff import Tensor
 from ..errors import (
     ArgumentError,
     EpsilonError,
-    InputWidthError,
     NormParameterShapeError,
     NormWidthError,
-    ScalarInputError,
 )
-from .module import Module, Parameter, check_name
+from .module import Module, Parameter, check_feature_axis, check_name
 
 
 def check_epsilon(eps: Any, kind: str) -> float:
@@ -80,16 +78,13 @@ class _TokenNorm(Module):
     def check_input(self, x: Tensor) -> None:
         """Raise unless x has rank ≥ 1 and its last axis is ``width``."""
         kind = type(self).__name__
-        if x.ndim == 0:
-            raise ScalarInputError(
-                f"{kind}({self.width}) normalizes the feature axis of each token; got a rank-0 "
-                f"value. Pass a vector of shape ({self.width},) or a batch (..., {self.width})."
-            )
-        if x.shape[-1] != self.width:
-            raise InputWidthError(
-                f"{kind}({self.width}) expects input whose last axis is {self.width}; "
-                f"got shape {x.shape}."
-            )
+        check_feature_axis(
+            x,
+            self.width,
+            f"{kind}({self.width})",
+            f"{kind}({self.width}) normalizes the feature axis of each token; got a rank-0 "
+            f"value. Pass a vector of shape ({self.width},) or a batch (..., {self.width}).",
+        )
 
 
 class LayerNorm(_TokenNorm):
