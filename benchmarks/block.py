@@ -112,12 +112,17 @@ def forward(xp, p, x, heads):
 
 
 def handwritten(p, x, seed, heads):
-    """Forward, then every gradient by hand: returns (grads by name, grad of x)."""
+    """Forward, then every gradient by hand: returns (grads by name, grad of x).
+
+    Like a careful hand-written backward, it lets each saved forward array go right after its
+    last use (``del``), so its peak memory is the practical floor the engine is compared with.
+    """
     batch, tokens, width = x.shape
     dh = width // heads
     out, saved = forward(np, p, x, heads)
-    n1, r1, q, k, v, weights, merged, x1, n2, r2, a_gate, s, u, h, cos, sin = saved
     del out
+    n1, r1, q, k, v, weights, merged, x1, n2, r2, a_gate, s, u, h, cos, sin = saved
+    del saved
     g = {}
     rows = lambda z: z.reshape(-1, z.shape[-1])  # noqa: E731
 
@@ -141,29 +146,47 @@ def handwritten(p, x, seed, heads):
     dx1 = seed.copy()
     # SwiGLU branch: out = x1 + h Wd, h = A σ(A) U
     g["wd"] = rows(h).T @ rows(seed)
+    del h
     dh_ = seed @ p["wd"].T
-    g["wu"] = rows(n2).T @ rows(dh_ * a_gate * s)
     silu = a_gate * s
+    g["wu"] = rows(n2).T @ rows(dh_ * silu)
     da = dh_ * u * (s + a_gate * s * (1.0 - s))
+    del a_gate, s
     g["wg"] = rows(n2).T @ rows(da)
-    dn2 = da @ p["wg"].T + (dh_ * silu) @ p["wu"].T
+    del n2
+    dn2 = da @ p["wg"].T
+    del da
+    dn2 += (dh_ * silu) @ p["wu"].T
+    del dh_, silu, u
     dz, g["g2"] = rms_back(dn2, x1, r2, p["g2"])
+    del dn2, x1
     dx1 += dz
+    del dz
     # attention branch: x1 = x + merged Wo
     g["wo"] = rows(merged).T @ rows(dx1)
+    del merged
     dmerged = (dx1 @ p["wo"].T).reshape(batch, tokens, heads, dh).transpose(0, 2, 1, 3)
     dmerged = np.ascontiguousarray(dmerged)  # (B, H, T, d_h), BLAS-ready
     dweights = dmerged @ v.swapaxes(-1, -2)
     dv = weights.swapaxes(-1, -2) @ dmerged
-    dscores = weights * (dweights - np.sum(dweights * weights, axis=-1, keepdims=True))
-    dscores /= math.sqrt(dh)
-    dq = unrope(dscores @ k)
-    dk = unrope(dscores.swapaxes(-1, -2) @ q)
-    dq, dk, dv = merge(dq), merge(dk), merge(dv)
+    del dmerged, v
+    dweights -= np.sum(dweights * weights, axis=-1, keepdims=True)
+    dweights *= weights  # now the gradient of the scores
+    del weights
+    dweights /= math.sqrt(dh)
+    dq = merge(unrope(dweights @ k))
+    dk = merge(unrope(dweights.swapaxes(-1, -2) @ q))
+    del dweights, q, k
+    dv = merge(dv)
     g["wq"], g["wk"], g["wv"] = (rows(n1).T @ rows(d) for d in (dq, dk, dv))
-    dn1 = dq @ p["wq"].T + dk @ p["wk"].T + dv @ p["wv"].T
+    del n1
+    dn1 = dq @ p["wq"].T
+    dn1 += dk @ p["wk"].T
+    dn1 += dv @ p["wv"].T
+    del dq, dk, dv
     dz, g["g1"] = rms_back(dn1, x, r1, p["g1"])
-    return g, dx1 + dz
+    dx1 += dz
+    return g, dx1
 
 
 def engine_step(block, x_tensor, seed):

@@ -199,7 +199,9 @@ class Tensor:
             return
         grads: dict[Tensor, np.ndarray] = {self: grad}
         pop, get = grads.pop, grads.get
-        for node in _reverse_topological_order(self):  # recorded op results only
+        pending = _reverse_topological_order(self)  # recorded op results, root last
+        while pending:  # popping lets each node's value go as soon as no VJP needs it
+            node = pending.pop()
             g = pop(node, None)
             op = node._op
             if g is not None:
@@ -372,10 +374,11 @@ def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
 
 
 def _reverse_topological_order(root: Tensor) -> list[Tensor]:
-    """Every recorded op result ``root`` depends on (root first), each after all its consumers.
+    """Every recorded op result ``root`` depends on, root last: read from the end, each node
+    comes after all its consumers.
 
     An op's output is always created after its inputs, so the creation sequence numbers that
-    ops stamp on their results are a topological order: sorted by descending number, every
+    ops stamp on their results are a topological order: read by descending number, every
     node comes after all of its consumers. Leaves are not listed: backward accumulates into
     them as soon as a share arrives.
     """
@@ -397,7 +400,7 @@ def _reverse_topological_order(root: Tensor) -> list[Tensor]:
             if parent._op is not None and parent.requires_grad and id(parent) not in seen:
                 seen.add(id(parent))
                 stack.append(parent)
-    nodes.sort(key=_creation, reverse=True)
+    nodes.sort(key=_creation)
     return nodes
 
 
