@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 import pytest
 
-from llm_from_scratch.autodiff import Tensor, no_grad, unbroadcast
+from llm_from_scratch.autodiff import OPS, Op, Tensor, no_grad, ops, unbroadcast
 from llm_from_scratch.errors import (
     ArgumentError,
     GraphReleasedError,
@@ -171,3 +171,49 @@ def test_shape_methods_match_numpy():
     np.testing.assert_array_equal(x.reshape(6, -1).value, a.reshape(6, 4))
     np.testing.assert_array_equal(x.mean(axis=1).value, a.mean(axis=1))
     np.testing.assert_array_equal(x[1, :, ::2].value, a[1, :, ::2])
+
+
+def test_an_output_its_vjp_does_not_read_is_freed_before_that_vjp_runs(monkeypatch):
+    """mul's VJP names its output parameter _out, so the pass drops the product's array first."""
+    x = Tensor(np.ones(3), requires_grad=True)
+    product = x * 2.0
+    probe = weakref.ref(product.value)
+    total = product.sum()
+    del product  # now only the tape holds it
+    alive_during_vjp = []
+    original = ops.mul.backward
+
+    def spy(grad, _out, *values, **params):
+        alive_during_vjp.append(probe() is not None or _out is not None)
+        return original(grad, _out, *values, **params)
+
+    monkeypatch.setattr(ops.mul, "backward", spy)
+    total.backward()
+    assert alive_during_vjp == [False]
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0, 2.0])
+
+
+def test_an_output_the_vjp_reads_is_passed_to_it(monkeypatch):
+    x = Tensor([0.0, 1.0], requires_grad=True)
+    seen = []
+    original = ops.exp.backward
+
+    def spy(grad, out, *values, **params):
+        seen.append(out)
+        return original(grad, out, *values, **params)
+
+    monkeypatch.setattr(ops.exp, "backward", spy)
+    x.exp().sum().backward()
+    np.testing.assert_array_equal(seen[0], np.exp([0.0, 1.0]))
+
+
+def test_a_vjp_must_name_its_output_parameter():
+    def probe_op_for_signature_test(x):
+        return x
+
+    registered = Op(probe_op_for_signature_test)
+    try:
+        with pytest.raises(TapeError, match=r"second parameter named out \(or _out"):
+            registered.vjp(lambda grad, output, x: grad)
+    finally:
+        del OPS["probe_op_for_signature_test"]

@@ -148,6 +148,38 @@ def mask_inputs(draw):
     return [values(shape, seed)], mask
 
 
+@st.composite
+def rms_inputs(draw):
+    leading = draw(st.lists(st.integers(0, 2), max_size=2))
+    width, seed = draw(st.integers(1, 4)), draw(seeds)
+    return [values((*leading, width), seed), values((width,), seed + 1)]
+
+
+@st.composite
+def rotation_inputs(draw):
+    width = 2 * draw(st.integers(1, 3))
+    rows, seed = draw(st.integers(0, 3)), draw(seeds)
+    partner = np.array(draw(st.permutations(range(width))))
+    tables = (values((width,), seed + 1), values((width,), seed + 2), partner)
+    return [values((rows, width), seed)], tables
+
+
+@st.composite
+def attention_inputs(draw):
+    batch, queries, keys = (
+        draw(st.integers(1, 2)),
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 3)),
+    )
+    width, seed = draw(st.integers(1, 3)), draw(seeds)
+    blocked = values((1, 1, queries, keys), seed + 4) > 0.5  # may block whole rows
+    arrays = [values((batch, 2, queries, width), seed), values((batch, 2, keys, width), seed + 1)]
+    if draw(st.booleans()):
+        arrays.append(values((2, queries, keys), seed + 2))  # a bias with its own gradient
+    added = values((queries, keys), seed + 3) if draw(st.booleans()) else None
+    return arrays, {"scale": 0.7, "blocked": blocked, "added": added}
+
+
 def with_param(strategy, call):
     return Case(strategy, call)
 
@@ -168,6 +200,7 @@ CASES: dict[str, Case] = {
     "relu": unary(lambda x: x.relu(), make=away_from_zero),
     "gelu": unary(lambda x: x.gelu()),
     "matmul": Case(matmul_inputs(), lambda x, y: x @ y),
+    "rms_norm": Case(rms_inputs(), lambda x, g: ops.rms_norm(x, g, eps=1e-3)),
 }
 
 # Ops with a non-tensor parameter: the strategy draws (arrays, parameter).
@@ -180,6 +213,14 @@ PARAM_CASES: dict[str, tuple[st.SearchStrategy, Callable]] = {
     "getitem": (index_inputs(), lambda index: lambda x: x[index]),
     "concat": (concat_inputs(), lambda axis: lambda *xs: concat(*xs, axis=axis)),
     "masked_fill": (mask_inputs(), lambda mask: lambda x: x.masked_fill(mask, -1.5)),
+    "pair_rotate": (
+        rotation_inputs(),
+        lambda t: lambda x: ops.pair_rotate(x, cos=t[0], sin=t[1], partner=t[2]),
+    ),
+    "attention_weights": (
+        attention_inputs(),
+        lambda params: lambda *qkb: ops.attention_weights(*qkb, **params),
+    ),
 }
 
 

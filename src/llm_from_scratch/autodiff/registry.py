@@ -7,16 +7,19 @@ An op is declared once and becomes a callable that records itself on the tape::
         return x * y
 
     @mul.vjp
-    def _(grad, out, x, y):
+    def _(grad, _out, x, y):
         return grad * y, grad * x
 
 The forward receives numpy arrays (and keyword parameters); the VJP receives the upstream
 gradient, the forward's output and the same inputs, and returns one gradient per input (or a
-bare array for a one-input op). A VJP may return gradients in the broadcast output shape: the
-engine sums them back to each input's shape in one place (:func:`unbroadcast`). A VJP that names
-a ``needs`` parameter receives a tuple of booleans saying which inputs want a gradient, so it can
-skip work (a matmul by a constant need not compute that constant's gradient). An op declared with
-``@op(saves=True)`` returns ``(out, saved)`` from its forward and gets ``saved=`` in its VJP.
+bare array for a one-input op). A VJP that does not read the output names that parameter
+``_out``: it is then passed None, and the backward pass lets the output's array go as soon as
+it reaches that op (unless the caller still holds the tensor). A VJP may return gradients in
+the broadcast output shape: the engine sums them back to each input's shape in one place
+(:func:`unbroadcast`). A VJP that names a ``needs`` parameter receives a tuple of booleans
+saying which inputs want a gradient, so it can skip work (a matmul by a constant need not compute
+that constant's gradient). An op declared with ``@op(saves=True)`` returns ``(out, saved)`` from
+its forward and gets ``saved=`` in its VJP.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ OPS: dict[str, Op] = {}
 class Op:
     """A differentiable primitive: ``forward`` on arrays plus its VJP, recorded on the tape."""
 
-    __slots__ = ("backward", "doc", "forward", "name", "saves", "wants_needs")
+    __slots__ = ("backward", "doc", "forward", "name", "reads_out", "saves", "wants_needs")
 
     def __init__(self, forward: Callable[..., Any], *, saves: bool = False) -> None:
         self.name = forward.__name__
@@ -56,6 +59,7 @@ class Op:
         self.saves = saves
         self.backward: Callable[..., Any] | None = None
         self.wants_needs = False
+        self.reads_out = True
         self.doc = forward.__doc__ or ""
         if self.name in OPS:
             raise TapeError(f"An op named {self.name!r} is already registered.")
@@ -66,8 +70,16 @@ class Op:
 
     def vjp(self, backward: Callable[..., Any]) -> Callable[..., Any]:
         """Attach the vector-Jacobian product (used as a decorator under the forward)."""
+        names = list(inspect.signature(backward).parameters)
+        if len(names) < 2 or names[1] not in ("out", "_out"):
+            raise TapeError(
+                f"The VJP of {self.name!r} must take (grad, out, *inputs, ...), its second "
+                f"parameter named out (or _out when it does not read the output); got "
+                f"{names[:2]}."
+            )
         self.backward = backward
-        self.wants_needs = "needs" in inspect.signature(backward).parameters
+        self.wants_needs = "needs" in names
+        self.reads_out = names[1] == "out"
         return backward
 
     def __call__(self, *inputs: Any, **params: Any) -> Tensor:

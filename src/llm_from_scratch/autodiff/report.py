@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..random import SplitMix64
+from . import ops
 from .gradcheck import gradcheck
 from .registry import OPS
 from .tensor import Tensor
@@ -77,6 +78,10 @@ def gradcheck_cases(seed: int = 0) -> dict[str, GradcheckCase]:
 
     mask = np.array([[False, True, False], [True, False, False]])
     gather = np.array([2, 0, 2])  # index 2 twice: its gradient must be a sum
+    angles = SplitMix64(seed + 1).uniform(-3.0, 3.0, (2,))  # own stream: other cases unchanged
+    cos = np.repeat(np.cos(angles), 2)
+    sin = np.stack([-np.sin(angles), np.sin(angles)], axis=-1).ravel()
+    causal = np.triu(np.ones((3, 3), dtype=bool), 1)
     cases = [
         GradcheckCase("add", lambda a, b: a + b, (u(2, 3), u(3)), "[3] broadcast over rows"),
         GradcheckCase("sub", lambda a, b: a - b, (u(2, 1), u(1, 3)), "both sides broadcast"),
@@ -119,6 +124,24 @@ def gradcheck_cases(seed: int = 0) -> dict[str, GradcheckCase]:
             lambda a, b: _concat(a, b),
             (u(2, 1), u(2, 2)),
             "along axis 1",
+        ),
+        GradcheckCase(
+            "rms_norm",
+            lambda a, g: ops.rms_norm(a, g, eps=1e-6),
+            (u(2, 3), u(3)),
+            "input and gain",
+        ),
+        GradcheckCase(
+            "pair_rotate",
+            lambda a: ops.pair_rotate(a, cos=cos, sin=sin, partner=np.array([1, 0, 3, 2])),
+            (u(2, 4),),
+            "partners (1, 0, 3, 2)",
+        ),
+        GradcheckCase(
+            "attention_weights",
+            lambda q, k: ops.attention_weights(q, k, scale=0.5, blocked=causal, added=None),
+            (u(1, 2, 3, 2), u(1, 2, 3, 2)),
+            "causal, 2 heads",
         ),
     ]
     return {case.op: case for case in cases}

@@ -200,52 +200,54 @@ class Tensor:
         grads: dict[Tensor, np.ndarray] = {self: grad}
         pop, get = grads.pop, grads.get
         pending = _reverse_topological_order(self)  # recorded op results, root last
-        while pending:  # popping lets each node's value go as soon as no VJP needs it
+        while pending:  # popping lets each node go as soon as the pass is done with it
             node = pending.pop()
             g = pop(node, None)
-            op = node._op
-            if g is not None:
-                if node._retains_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
-                inputs = node._inputs
-                if len(inputs) == 2:
-                    a, b = inputs
-                    values: Any = (a.value, b.value)
-                else:
-                    values = [t.value for t in inputs]
-                if op.wants_needs:
-                    needs = (
-                        (a.requires_grad, b.requires_grad)
-                        if len(inputs) == 2
-                        else tuple([t.requires_grad for t in inputs])
-                    )
-                    if op.saves:
-                        shares = op.backward(
-                            g, node.value, *values, saved=node._saved, needs=needs, **node._params
-                        )
-                    else:
-                        shares = op.backward(g, node.value, *values, needs=needs, **node._params)
-                elif op.saves:
-                    shares = op.backward(g, node.value, *values, saved=node._saved, **node._params)
-                else:
-                    shares = op.backward(g, node.value, *values, **node._params)
-                if type(shares) is not tuple and type(shares) is not list:
-                    shares = (shares,)
-                for index, tensor in enumerate(inputs):
-                    share = shares[index]
-                    if share is None or not tensor.requires_grad:
-                        continue
-                    if share.shape != tensor.value.shape:
-                        share = unbroadcast(share, tensor.value.shape)
-                    if tensor._op is None:  # a leaf: its gradient is final, accumulate now
-                        old = tensor.grad
-                        tensor.grad = share.copy() if old is None else old + share
-                    else:
-                        previous = get(tensor)
-                        grads[tensor] = share if previous is None else previous + share
+            op, inputs, params, saved = node._op, node._inputs, node._params, node._saved
+            if g is not None and node._retains_grad:
+                node.grad = g.copy() if node.grad is None else node.grad + g
+            out = node.value if op.reads_out else None
             if not retain_graph:
                 node._op = RELEASED
                 node._inputs = node._params = node._saved = None
+            node = None  # unless held elsewhere, an output its VJP does not read is freed here
+            if g is None:
+                continue
+            if len(inputs) == 2:
+                a, b = inputs
+                values: Any = (a.value, b.value)
+            else:
+                values = [t.value for t in inputs]
+            if op.wants_needs:
+                needs = (
+                    (a.requires_grad, b.requires_grad)
+                    if len(inputs) == 2
+                    else tuple([t.requires_grad for t in inputs])
+                )
+                if op.saves:
+                    shares = op.backward(g, out, *values, saved=saved, needs=needs, **params)
+                else:
+                    shares = op.backward(g, out, *values, needs=needs, **params)
+            elif op.saves:
+                shares = op.backward(g, out, *values, saved=saved, **params)
+            else:
+                shares = op.backward(g, out, *values, **params)
+            if type(shares) is not tuple and type(shares) is not list:
+                shares = (shares,)
+            for index, tensor in enumerate(inputs):
+                share = shares[index]
+                if share is None or not tensor.requires_grad:
+                    continue
+                if share.shape != tensor.value.shape:
+                    share = unbroadcast(share, tensor.value.shape)
+                if tensor._op is None:  # a leaf: its gradient is final, accumulate now
+                    old = tensor.grad
+                    tensor.grad = share.copy() if old is None else old + share
+                else:
+                    previous = get(tensor)
+                    grads[tensor] = share if previous is None else previous + share
+            # Let go of this op's arrays before the next one runs (its inputs may be freeable).
+            inputs = values = shares = share = tensor = a = b = out = g = None
 
     # --- operators -------------------------------------------------------------------------
 

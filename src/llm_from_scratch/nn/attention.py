@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..autodiff import Tensor
+from ..autodiff import Tensor, ops
 from ..errors import (
     ArgumentError,
     AttentionRankError,
@@ -303,25 +303,19 @@ def scaled_dot_product_attention(
     if keys == 0:  # nothing to read: every row is fully blocked, so zero weights and outputs
         weights = Tensor._constant(np.zeros(shape))
         return weights @ v, weights
-    # q kᵀ / √d_h, with the scale applied to q: [L, d_h] is smaller than [L, S] when S > d_h
-    scores = (q * (1.0 / math.sqrt(head_width))) @ k.transpose(-2, -1)  # (B, H, L, S)
-    if masks.added is not None:
-        scores = scores + Tensor._constant(masks.added)
-    if bias_tensor is not None:
-        scores = scores + bias_tensor
-    empty_rows = None
-    if masks.blocked is not None:
-        blocked = np.broadcast_to(masks.blocked, shape)
-        empty = blocked.all(axis=-1, keepdims=True)  # (B, H, L, 1): nothing left to attend to
-        if empty.any():
-            empty_rows = np.broadcast_to(empty, shape)
-            scores = scores.masked_fill(blocked & ~empty_rows, -np.inf)
-            scores = scores.masked_fill(empty_rows, 0.0)  # finite stand-in, zeroed below
-        else:
-            scores = scores.masked_fill(blocked, -np.inf)  # exp(−inf) = 0 exactly
-    weights = scores.softmax(axis=-1)  # (B, H, L, S), rows sum to 1 over open keys
-    if empty_rows is not None:
-        weights = weights.masked_fill(empty_rows, 0.0)
+    # One recorded op for scores, masks and softmax: (q / √d_h) kᵀ + added + bias, blocked
+    # entries at −∞, softmax over keys; rows with no open key get zero weights. Its values equal
+    # that chain of matmul, add, masked_fill and softmax ops exactly, and it keeps no [L, S]
+    # array but the weights (tests/autodiff/test_composite_ops.py).
+    biases = () if bias_tensor is None else (bias_tensor,)
+    weights = ops.attention_weights(
+        q,
+        k,
+        *biases,
+        scale=1.0 / math.sqrt(head_width),
+        blocked=masks.blocked,
+        added=masks.added,
+    )  # (B, H, L, S), rows sum to 1 over open keys
     return weights @ v, weights  # (B, H, L, d_v), (B, H, L, S)
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..autodiff import Tensor
+from ..autodiff import Tensor, ops
 from ..errors import (
     AlibiHeadCountError,
     AngleShapeError,
@@ -189,8 +189,8 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
 
     ``angles`` [..., d/2] (any float array broadcasting to x's pair shape) holds one angle per
     pair. ``pairing="interleaved"`` pairs coordinates (2j, 2j + 1); ``"half"`` pairs (j, j + d/2).
-    Built from engine ops, so gradients flow to x; the angles are constants (a Tensor of angles
-    is read by value and receives no gradient).
+    Recorded as one engine op (``pair_rotate``), so gradients flow to x; the angles are constants
+    (a Tensor of angles is read by value and receives no gradient).
     """
     pairing = _pairing(pairing)
     x = _as_tensor(x)
@@ -229,8 +229,8 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
         cos_full = np.concatenate([cos, cos], axis=-1)
         sin_signed = np.concatenate([-sin, sin], axis=-1)
         swap = np.concatenate([np.arange(half, width), np.arange(half)])  # d/2, …, 0, …
-    partner = x[..., swap]  # (..., d): each coordinate's partner in its pair
-    return x * cos_full + partner * sin_signed  # (..., d)
+    # One recorded op computing x * cos_full + x[..., swap] * sin_signed, value for value.
+    return ops.pair_rotate(x, cos=cos_full, sin=sin_signed, partner=swap)  # (..., d)
 
 
 def pairing_permutation(width: int) -> np.ndarray:

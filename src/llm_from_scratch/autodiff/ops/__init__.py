@@ -21,8 +21,13 @@ from .linalg import matmul
 from .reductions import log_softmax, mean, softmax, sum
 from .shape import concat, getitem, permute, reshape, stack
 
+# isort: split
+# Registered after the primitives they are built from, so listings show the primitives first.
+from .composite import attention_weights, pair_rotate, rms_norm
+
 __all__ = [
     "add",
+    "attention_weights",
     "concat",
     "div",
     "exp",
@@ -35,10 +40,12 @@ __all__ = [
     "mean",
     "mul",
     "neg",
+    "pair_rotate",
     "permute",
     "power",
     "relu",
     "reshape",
+    "rms_norm",
     "sigmoid",
     "silu",
     "softmax",

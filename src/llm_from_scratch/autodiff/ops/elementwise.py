@@ -20,7 +20,7 @@ def add(x, y):
 
 
 @add.vjp
-def _(grad, out, x, y):
+def _(grad, _out, x, y):
     return grad, grad
 
 
@@ -31,7 +31,7 @@ def sub(x, y):
 
 
 @sub.vjp
-def _(grad, out, x, y, needs):
+def _(grad, _out, x, y, needs):
     return grad, (-grad if needs[1] else None)
 
 
@@ -42,7 +42,7 @@ def mul(x, y):
 
 
 @mul.vjp
-def _(grad, out, x, y, needs):
+def _(grad, _out, x, y, needs):
     return (grad * y if needs[0] else None), (grad * x if needs[1] else None)
 
 
@@ -66,7 +66,7 @@ def neg(x):
 
 
 @neg.vjp
-def _(grad, out, x):
+def _(grad, _out, x):
     return -grad
 
 
@@ -77,7 +77,7 @@ def power(x, exponent):
 
 
 @power.vjp
-def _(grad, out, x, exponent):
+def _(grad, _out, x, exponent):
     return grad * exponent * x ** (exponent - 1)
 
 
@@ -99,7 +99,7 @@ def log(x):
 
 
 @log.vjp
-def _(grad, out, x):
+def _(grad, _out, x):
     return grad / x
 
 
@@ -144,7 +144,7 @@ def silu(x):
 
 
 @silu.vjp
-def _(grad, out, x, saved):
+def _(grad, _out, x, saved):
     s = saved
     slope = 1.0 - s  # SiLU′ = σ + xσ(1 − σ) = σ (1 + x (1 − σ))
     slope *= x
@@ -161,7 +161,7 @@ def relu(x):
 
 
 @relu.vjp
-def _(grad, out, x):
+def _(grad, _out, x):
     return grad * (x > 0)
 
 
@@ -173,7 +173,7 @@ def gelu(x):
 
 
 @gelu.vjp
-def _(grad, out, x, saved):
+def _(grad, _out, x, saved):
     density = _INV_SQRT_2PI * np.exp(-0.5 * x * x)
     return grad * (saved + x * density)  # GELU′ = Φ(x) + x φ(x)
 
@@ -185,5 +185,5 @@ def masked_fill(x, mask, value):
 
 
 @masked_fill.vjp
-def _(grad, out, x, mask, value):
+def _(grad, _out, x, mask, value):
     return np.where(mask, 0.0, grad)

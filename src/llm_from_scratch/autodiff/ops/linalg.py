@@ -37,7 +37,7 @@ def matmul(x, y):
 
 
 @matmul.vjp
-def _(grad, out, x, y, needs):
+def _(grad, _out, x, y, needs):
     gx = gy = None
     if x.ndim == 1 and y.ndim == 1:  # inner product: out is a scalar
         return (grad * y if needs[0] else None), (grad * x if needs[1] else None)

@@ -16,7 +16,7 @@ def sum(x, axis, keepdims):  # the op shares its name with Tensor.sum
 
 
 @sum.vjp
-def _(grad, out, x, axis, keepdims):
+def _(grad, _out, x, axis, keepdims):
     if axis is not None and not keepdims:
         grad = np.expand_dims(grad, axis)
     return np.broadcast_to(grad, x.shape)
@@ -30,20 +30,30 @@ def mean(x, axis=None, keepdims=False):
     return sum(x, axis=axis, keepdims=keepdims) * (1.0 / count if count else math.nan)
 
 
-@op
-def softmax(x, axis):
-    """exp(x − max) / Σ exp(x − max) along ``axis``"""
+def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
+    """exp(x − max) / Σ exp(x − max) along ``axis``, on a plain array (a fresh result)."""
     e = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
     e /= np.sum(e, axis=axis, keepdims=True)  # e is a fresh array: normalise it in place
     return e
 
 
-@softmax.vjp
-def _(grad, out, x, axis):
+def softmax_vjp_array(grad: np.ndarray, out: np.ndarray, axis: int) -> np.ndarray:
+    """p ⊙ (g − ⟨g, p⟩) along ``axis``: the softmax Jacobian diag(p) − p pᵀ applied to g."""
     inner = np.sum(grad * out, axis=axis, keepdims=True)
     result = grad - inner
-    result *= out  # J = diag(p) − p pᵀ: p ⊙ (g − ⟨g, p⟩)
+    result *= out
     return result
+
+
+@op
+def softmax(x, axis):
+    """exp(x − max) / Σ exp(x − max) along ``axis``"""
+    return softmax_array(x, axis)
+
+
+@softmax.vjp
+def _(grad, out, x, axis):
+    return softmax_vjp_array(grad, out, axis)
 
 
 @op

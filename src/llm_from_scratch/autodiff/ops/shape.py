@@ -14,7 +14,7 @@ def reshape(x, shape):
 
 
 @reshape.vjp
-def _(grad, out, x, shape):
+def _(grad, _out, x, shape):
     return grad.reshape(x.shape)
 
 
@@ -25,7 +25,7 @@ def permute(x, axes):
 
 
 @permute.vjp
-def _(grad, out, x, axes):
+def _(grad, _out, x, axes):
     return np.transpose(grad, np.argsort(axes))
 
 
@@ -52,7 +52,7 @@ def getitem(x, index):
 
 
 @getitem.vjp
-def _(grad, out, x, index):
+def _(grad, _out, x, index):
     full = np.zeros_like(x)
     if _may_repeat(index):
         np.add.at(full, index, grad)  # repeated indices add up (scatter-add)
@@ -68,7 +68,7 @@ def concat(*xs, axis):
 
 
 @concat.vjp
-def _(grad, out, *xs, axis):
+def _(grad, _out, *xs, axis):
     bounds = np.cumsum([x.shape[axis] for x in xs])[:-1]
     return tuple(np.split(grad, bounds, axis=axis))
 
