@@ -83,48 +83,63 @@ class Op:
         return backward
 
     def __call__(self, *inputs: Any, **params: Any) -> Tensor:
-        # One and two inputs are spelled out: this is the engine's hottest path.
-        if len(inputs) == 2:
+        # One and two inputs without parameters are spelled out: this is the engine's hottest
+        # path, and calling the forward with explicit arguments skips building *args/**kwargs.
+        count = len(inputs)
+        if count == 2:
             a, b = inputs
             if not isinstance(a, Tensor):
                 a = _constant(a)
+                inputs = (a, b)
             if not isinstance(b, Tensor):
                 b = _constant(b)
-            tensors: tuple[Tensor, ...] = (a, b)
+                inputs = (a, b)
             record = a.requires_grad or b.requires_grad
-        elif len(inputs) == 1:
+            try:
+                out = (
+                    self.forward(a.value, b.value, **params)
+                    if params
+                    else self.forward(a.value, b.value)
+                )
+            except ValueError as error:
+                raise self._shape_error(inputs, error) from error
+        elif count == 1:
             a = inputs[0]
             if not isinstance(a, Tensor):
                 a = _constant(a)
-            tensors = (a,)
+                inputs = (a,)
             record = a.requires_grad
+            try:
+                out = self.forward(a.value, **params) if params else self.forward(a.value)
+            except ValueError as error:
+                raise self._shape_error(inputs, error) from error
         else:
-            tensors = tuple(x if isinstance(x, Tensor) else _constant(x) for x in inputs)
-            record = any(t.requires_grad for t in tensors)
-        try:
-            out = self.forward(*[t.value for t in tensors], **params)
-        except ValueError as error:
-            shapes = ", ".join(str(t.value.shape) for t in tensors)
-            message = f"{self.name} cannot combine inputs of shapes {shapes}: {error}"
-            raise ShapeError(message) from error
+            inputs = tuple(x if isinstance(x, Tensor) else _constant(x) for x in inputs)
+            record = any(t.requires_grad for t in inputs)
+            try:
+                out = self.forward(*[t.value for t in inputs], **params)
+            except ValueError as error:
+                raise self._shape_error(inputs, error) from error
         saved = None
         if self.saves:
             out, saved = out
         result = _new(Tensor)  # the fields of Tensor._constant, inlined on this hot path
-        result.value = out if type(out) is np.ndarray and out.dtype == _F64 else _as_f64(out)
+        result.value = out if type(out) is np.ndarray and out.dtype is _F64 else _as_f64(out)
         result.grad = result.name = None
         result._retains_grad = False
         if record and _GradMode.enabled:
             result.requires_grad = True
-            result._op = self
-            result._inputs = tensors
-            result._params = params
-            result._saved = saved
+            # The tape entry: params None lets the backward pass call the VJP directly.
+            result._node = (self, inputs, params or None, saved)
             result._seq = next(_sequence)
         else:
             result.requires_grad = False
-            result._op = result._inputs = result._params = result._saved = None
+            result._node = None
         return result
+
+    def _shape_error(self, inputs: tuple[Tensor, ...], error: ValueError) -> ShapeError:
+        shapes = ", ".join(str(t.value.shape) for t in inputs)
+        return ShapeError(f"{self.name} cannot combine inputs of shapes {shapes}: {error}")
 
 
 def op(forward: Callable[..., Any] | None = None, *, saves: bool = False) -> Any:

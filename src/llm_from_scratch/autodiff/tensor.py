@@ -53,6 +53,7 @@ class _Released:
 
 
 RELEASED: Any = _Released()
+_RELEASED_NODE = (RELEASED, (), None, None)  # what a released tensor's tape entry becomes
 
 
 class Tensor:
@@ -60,11 +61,8 @@ class Tensor:
 
     __slots__ = (
         "__weakref__",
-        "_inputs",
-        "_op",
-        "_params",
+        "_node",
         "_retains_grad",
-        "_saved",
         "_seq",
         "grad",
         "name",
@@ -87,10 +85,7 @@ class Tensor:
         self.grad: np.ndarray | None = None
         self.requires_grad = bool(requires_grad)
         self.name = name
-        self._op: Any = None
-        self._inputs: tuple[Tensor, ...] | None = None
-        self._params: dict[str, Any] | None = None
-        self._saved: Any = None
+        self._node: tuple[Any, tuple[Tensor, ...], dict[str, Any] | None, Any] | None = None
         self._retains_grad = False
 
     @classmethod
@@ -105,10 +100,7 @@ class Tensor:
         t.grad = None
         t.requires_grad = False
         t.name = None
-        t._op = None
-        t._inputs = None
-        t._params = None
-        t._saved = None
+        t._node = None
         t._retains_grad = False
         return t
 
@@ -129,22 +121,22 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors no recorded op produced (inputs, parameters, constants)."""
-        return self._op is None
+        return self._node is None
 
     @property
     def is_released(self) -> bool:
         """True once a backward pass without retain_graph has freed this tensor's tape entry."""
-        return self._op is RELEASED
+        return self._node is _RELEASED_NODE
 
     @property
     def op_name(self) -> str | None:
         """The name of the op that produced this tensor, or None for a leaf."""
-        return None if self._op is None else self._op.name
+        return None if self._node is None else self._node[0].name
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
         """The tensors this one was computed from (empty for a leaf or a released node)."""
-        return self._inputs or ()
+        return () if self._node is None else self._node[1]
 
     def __repr__(self) -> str:
         body = np.array2string(self.value, separator=", ", prefix="Tensor(")
@@ -194,7 +186,7 @@ class Tensor:
             grad = seed  # the common case, checked inline: read-only from here on
         else:
             grad = _seed_gradient(self, seed)
-        if self._op is None:  # a leaf is its own gradient's destination
+        if self._node is None:  # a leaf is its own gradient's destination
             self.grad = grad.copy() if self.grad is None else self.grad + grad
             return
         grads: dict[Tensor, np.ndarray] = {self: grad}
@@ -203,44 +195,40 @@ class Tensor:
         while pending:  # popping lets each node go as soon as the pass is done with it
             node = pending.pop()
             g = pop(node, None)
-            op, inputs, params, saved = node._op, node._inputs, node._params, node._saved
+            op, inputs, params, saved = node._node  # what the op recorded
             if g is not None and node._retains_grad:
                 node.grad = g.copy() if node.grad is None else node.grad + g
             out = node.value if op.reads_out else None
             if not retain_graph:
-                node._op = RELEASED
-                node._inputs = node._params = node._saved = None
+                node._node = _RELEASED_NODE
             node = None  # unless held elsewhere, an output its VJP does not read is freed here
             if g is None:
                 continue
-            if len(inputs) == 2:
+            if params is None and not op.saves and len(inputs) == 2:  # add, mul, matmul, …
                 a, b = inputs
-                values: Any = (a.value, b.value)
+                if op.wants_needs:
+                    needs = (a.requires_grad, b.requires_grad)
+                    shares = op.backward(g, out, a.value, b.value, needs=needs)
+                else:
+                    shares = op.backward(g, out, a.value, b.value)
+            elif params is None and not op.saves and len(inputs) == 1 and not op.wants_needs:
+                shares = (op.backward(g, out, inputs[0].value),)  # exp, tanh, …
             else:
                 values = [t.value for t in inputs]
-            if op.wants_needs:
-                needs = (
-                    (a.requires_grad, b.requires_grad)
-                    if len(inputs) == 2
-                    else tuple([t.requires_grad for t in inputs])
-                )
+                keywords = params or {}
+                if op.wants_needs:
+                    keywords = {**keywords, "needs": tuple([t.requires_grad for t in inputs])}
                 if op.saves:
-                    shares = op.backward(g, out, *values, saved=saved, needs=needs, **params)
-                else:
-                    shares = op.backward(g, out, *values, needs=needs, **params)
-            elif op.saves:
-                shares = op.backward(g, out, *values, saved=saved, **params)
-            else:
-                shares = op.backward(g, out, *values, **params)
-            if type(shares) is not tuple and type(shares) is not list:
-                shares = (shares,)
-            for index, tensor in enumerate(inputs):
-                share = shares[index]
+                    keywords = {**keywords, "saved": saved}
+                shares = op.backward(g, out, *values, **keywords)
+                if type(shares) is not tuple and type(shares) is not list:
+                    shares = (shares,)
+            for tensor, share in zip(inputs, shares, strict=False):
                 if share is None or not tensor.requires_grad:
                     continue
                 if share.shape != tensor.value.shape:
                     share = unbroadcast(share, tensor.value.shape)
-                if tensor._op is None:  # a leaf: its gradient is final, accumulate now
+                if tensor._node is None:  # a leaf: its gradient is final, accumulate now
                     old = tensor.grad
                     tensor.grad = share.copy() if old is None else old + share
                 else:
@@ -384,24 +372,20 @@ def _reverse_topological_order(root: Tensor) -> list[Tensor]:
     node comes after all of its consumers. Leaves are not listed: backward accumulates into
     them as soon as a share arrives.
     """
-    nodes: list[Tensor] = []
-    seen = {id(root)}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        op = node._op
-        if op is RELEASED:
+    nodes = [root]
+    seen = {root}
+    for node in nodes:  # the list grows as parents are found: each is appended once
+        if node._node is _RELEASED_NODE:
             raise GraphReleasedError(
                 "This backward reaches a graph that an earlier backward() already released "
                 f"(at a tensor made by an op, shape {node.shape}). Call backward(..., "
                 "retain_graph=True) the first time to go through the same graph twice, or "
                 "recompute the forward pass."
             )
-        nodes.append(node)
-        for parent in node._inputs:
-            if parent._op is not None and parent.requires_grad and id(parent) not in seen:
-                seen.add(id(parent))
-                stack.append(parent)
+        for parent in node._node[1]:
+            if parent._node is not None and parent not in seen and parent.requires_grad:
+                seen.add(parent)
+                nodes.append(parent)
     nodes.sort(key=_creation)
     return nodes
 
