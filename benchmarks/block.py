@@ -6,12 +6,20 @@
 3. HIPS autograd differentiating the same numpy forward, when it is installed.
 
 The loss is sum(output ⊙ seed) for a fixed seed tensor; gradients are taken for every parameter
-and for the input. Run: ``python -m benchmarks.block``.
+and for the input. Each contender is timed in a fresh Python process (``python -m
+benchmarks.block SIZE CONTENDER REPEATS`` prints one median), so none of them runs with the
+memory allocator in the state another left behind: glibc's malloc adapts its thresholds to the
+allocations it has seen, and the first contender's large arrays would otherwise change how often
+the second one takes page faults (by up to a third of the medium block's time).
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import math
+import platform
+import sys
 import tracemalloc
 from dataclasses import dataclass
 
@@ -22,7 +30,7 @@ from llm_from_scratch.autodiff import Tensor
 from llm_from_scratch.nn import TransformerBlock
 from llm_from_scratch.random import SplitMix64
 
-from .timing import median_seconds
+from .timing import isolated_seconds, median_seconds
 
 EPS = 1e-6  # RMSNorm's default ε
 NAMES = ("g1", "wq", "wk", "wv", "wo", "g2", "wg", "wu", "wd")
@@ -192,7 +200,7 @@ def handwritten(p, x, seed, heads):
 def engine_step(block, x_tensor, seed):
     block.zero_grad()
     x_tensor.grad = None
-    output, _ = block(x_tensor)
+    output, _ = block(x_tensor, average_weights=False)  # per-head weights: no extra summary op
     output.backward(seed)
 
 
@@ -234,22 +242,68 @@ def peak_memory(fn) -> int:
         tracemalloc.stop()
 
 
-def measure(size: Size, repeats: int) -> dict:
+def contender(size: Size, name: str):
+    """The zero-argument function that runs one fwd+bwd for ``name``, or None if unavailable."""
     block, p, x, seed = make_problem(size)
-    tensor = Tensor(x, requires_grad=True)
+    if name == "engine":
+        tensor = Tensor(x, requires_grad=True)
+        return lambda: engine_step(block, tensor, seed)
+    if name == "handwritten":
+        return lambda: handwritten(p, x, seed, size.heads)
+    return autograd_step_factory(p, x, seed, size.heads)
+
+
+def measure(size: Size, repeats: int) -> dict:
+    """Timings (each contender in its own process), peak memory and the gradient check."""
+    block, p, x, seed = make_problem(size)
     row = {
         "size": size.label,
         "shape": f"B={size.batch} T={size.tokens} D={size.width} H={size.heads} "
         f"D_ff={size.hidden}",
         "max_gradient_difference": max_gradient_difference(block, p, x, seed, size.heads),
-        "engine_s": median_seconds(lambda: engine_step(block, tensor, seed), repeats=repeats),
-        "handwritten_s": median_seconds(
-            lambda: handwritten(p, x, seed, size.heads), repeats=repeats
-        ),
     }
-    auto = autograd_step_factory(p, x, seed, size.heads)
-    row["autograd_s"] = None if auto is None else median_seconds(auto, repeats=repeats)
+    for name in ("engine", "handwritten", "autograd"):
+        row[f"{name}_s"] = isolated_seconds("benchmarks.block", [size.label, name], repeats)
+    if size is MEDIUM and keep_freed_memory_available():
+        for name in ("engine", "handwritten"):
+            row[f"{name}_kept_s"] = isolated_seconds(
+                "benchmarks.block", [size.label, name, KEEP], repeats
+            )
     if size is MEDIUM:
-        row["engine_peak_bytes"] = peak_memory(lambda: engine_step(block, tensor, seed))
-        row["handwritten_peak_bytes"] = peak_memory(lambda: handwritten(p, x, seed, size.heads))
+        for name in ("engine", "handwritten"):
+            row[f"{name}_peak_bytes"] = peak_memory(contender(size, name))
     return row
+
+
+KEEP = "--keep-freed-memory"
+
+
+def keep_freed_memory_available() -> bool:
+    return sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc's malloc to keep freed blocks up to 256 MiB for reuse (no mmap, no trim).
+
+    Then a fresh temporary reuses memory the process already touched instead of page-faulting
+    new pages in: it removes the allocator from the comparison and leaves arithmetic.
+    """
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3  # from <malloc.h>
+    libc.mallopt(m_mmap_threshold, 256 << 20)
+    libc.mallopt(m_trim_threshold, 1 << 30)
+
+
+def main() -> None:
+    """``python -m benchmarks.block SIZE CONTENDER [--keep-freed-memory] REPEATS``: one median."""
+    args = sys.argv[1:]
+    if KEEP in args:
+        args.remove(KEEP)
+        keep_freed_memory()
+    label, name, repeats = args[0], args[1], int(args[2])
+    fn = contender({"small": SMALL, "medium": MEDIUM}[label], name)
+    print(json.dumps(None if fn is None else median_seconds(fn, repeats=repeats)))
+
+
+if __name__ == "__main__":
+    main()

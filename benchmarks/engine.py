@@ -9,6 +9,7 @@ prints this part alone.
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from scipy.special import expit
 from llm_from_scratch.autodiff import Tensor
 from llm_from_scratch.random import SplitMix64
 
-from .timing import fmt_time, median_seconds
+from .timing import fmt_time, interleaved_medians, isolated_seconds, median_seconds
 
 # --- (a) one add ----------------------------------------------------------------------------
 
@@ -147,23 +148,24 @@ def torch_rows():
 def run() -> dict:
     rows = []
     engine, handwritten = add_case()
-    t_engine, t_hand = median_seconds(engine), median_seconds(handwritten)
+    t_engine, t_hand = interleaved_medians([engine, handwritten])
     rows.append(("[2,2] add fwd+bwd", t_engine, t_hand, 4.0))
 
     short, long_ = 8, 32
     e8, h8 = chain_case(short)
     e32, h32 = chain_case(long_)
-    marginal_engine = (median_seconds(e32) - median_seconds(e8)) / (long_ - short)
-    marginal_hand = (median_seconds(h32) - median_seconds(h8)) / (long_ - short)
+    t_e8, t_e32, t_h8, t_h32 = interleaved_medians([e8, e32, h8, h32])
+    marginal_engine = (t_e32 - t_e8) / (long_ - short)
+    marginal_hand = (t_h32 - t_h8) / (long_ - short)
     rows.append(("one more chained mul", marginal_engine, marginal_hand, 2.5))
 
-    engine, handwritten, check = stack_case()
+    _, _, check = stack_case()
     max_error = check()
     rows.append(
         (
-            "matmul+SiLU ×4 [1024,256] fwd+bwd",
-            median_seconds(engine, repeats=7),
-            median_seconds(handwritten, repeats=7),
+            "matmul+SiLU ×4 [1024,256] fwd+bwd",  # each side in a fresh process, as the blocks
+            isolated_seconds("benchmarks.engine", ["stack", "engine"], 7),
+            isolated_seconds("benchmarks.engine", ["stack", "handwritten"], 7),
             1.15,
         )
     )
@@ -200,7 +202,15 @@ def print_report(report: dict) -> None:
 
 
 def main() -> None:
-    """Print this part alone; ``python -m benchmarks`` runs everything and stores the results."""
+    """Print this part alone; ``python -m benchmarks`` runs everything and stores the results.
+
+    ``python -m benchmarks.engine stack CONTENDER REPEATS`` prints one median (seconds) instead.
+    """
+    if len(sys.argv) == 4 and sys.argv[1] == "stack":
+        engine, handwritten, _ = stack_case()
+        fn = engine if sys.argv[2] == "engine" else handwritten
+        print(json.dumps(median_seconds(fn, repeats=int(sys.argv[3]))))
+        return
     print_report(run())
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
-def median_seconds(fn: Callable[[], object], repeats: int = 9, target: float = 0.05) -> float:
-    """Median over ``repeats`` runs of the per-call time of ``fn`` (after one warm-up)."""
+def _loops_for(fn: Callable[[], object], target: float) -> int:
+    """A loop count (a power of two) that makes one sample last about ``target / 4``."""
     fn()
     loops = 1
     while True:
@@ -16,15 +20,37 @@ def median_seconds(fn: Callable[[], object], repeats: int = 9, target: float = 0
         for _ in range(loops):
             fn()
         if time.perf_counter() - start >= target / 4 or loops >= 1 << 20:
-            break
+            return loops
         loops *= 2
-    samples = []
+
+
+def _sample(fn: Callable[[], object], loops: int) -> float:
+    start = time.perf_counter()
+    for _ in range(loops):
+        fn()
+    return (time.perf_counter() - start) / loops
+
+
+def median_seconds(fn: Callable[[], object], repeats: int = 9, target: float = 0.05) -> float:
+    """Median over ``repeats`` runs of the per-call time of ``fn`` (after one warm-up)."""
+    loops = _loops_for(fn, target)
+    return statistics.median(_sample(fn, loops) for _ in range(repeats))
+
+
+def interleaved_medians(
+    fns: list[Callable[[], object]], repeats: int = 15, target: float = 0.02
+) -> list[float]:
+    """Median per-call time of each function, their samples taken in turn (a, b, …, a, b, …).
+
+    Sampling the contenders alternately spreads the machine's drift over all of them, which
+    matters for microsecond-sized calls on a shared machine.
+    """
+    loops = [_loops_for(fn, target) for fn in fns]
+    samples: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        samples.append((time.perf_counter() - start) / loops)
-    return statistics.median(samples)
+        for fn, count, bucket in zip(fns, loops, samples, strict=True):
+            bucket.append(_sample(fn, count))
+    return [statistics.median(bucket) for bucket in samples]
 
 
 def fmt_time(seconds: float) -> str:
@@ -34,3 +60,16 @@ def fmt_time(seconds: float) -> str:
     if seconds < 1.0:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.3f} s"
+
+
+def isolated_seconds(module: str, args: list[str], repeats: int) -> float | None:
+    """Run ``python -m module *args repeats`` in a fresh process; it prints one median (JSON)."""
+    root = Path(__file__).resolve().parent.parent
+    completed = subprocess.run(
+        [sys.executable, "-m", module, *args, str(repeats)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])

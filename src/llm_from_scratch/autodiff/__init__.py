@@ -9,6 +9,7 @@ from .gradcheck import (
     numeric_jacobians,
 )
 from .registry import OPS, Op, op, unbroadcast
+from .tape import recorded_ops, walk_tape
 from .tensor import Tensor, grad_enabled, no_grad
 
 concat = ops.concat
@@ -28,6 +29,8 @@ __all__ = [
     "numeric_jacobians",
     "op",
     "ops",
+    "recorded_ops",
     "stack",
     "unbroadcast",
+    "walk_tape",
 ]

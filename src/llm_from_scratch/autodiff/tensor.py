@@ -182,7 +182,7 @@ class Tensor:
                 "not compute it inside no_grad()."
             )
         value = self.value
-        if type(seed) is np.ndarray and seed.dtype == value.dtype and seed.shape == value.shape:
+        if type(seed) is np.ndarray and seed.dtype is value.dtype and seed.shape == value.shape:
             grad = seed  # the common case, checked inline: read-only from here on
         else:
             grad = _seed_gradient(self, seed)
@@ -386,7 +386,8 @@ def _reverse_topological_order(root: Tensor) -> list[Tensor]:
             if parent._node is not None and parent not in seen and parent.requires_grad:
                 seen.add(parent)
                 nodes.append(parent)
-    nodes.sort(key=_creation)
+    if len(nodes) > 1:
+        nodes.sort(key=_creation)
     return nodes
 
 

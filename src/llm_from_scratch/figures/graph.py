@@ -19,8 +19,7 @@ from typing import Literal
 import numpy as np
 from matplotlib.patches import FancyBboxPatch
 
-from ..autodiff import Tensor
-from ..errors import GraphReleasedError
+from ..autodiff import Tensor, walk_tape
 from .style import INK, PALETTE, BookFigure, new_figure
 
 __all__ = ["GraphEdge", "GraphLayout", "GraphNode", "graph_figure", "graph_layout", "value_text"]
@@ -96,32 +95,6 @@ def value_text(array: np.ndarray, digits: int = 4) -> str:
     return "shape [" + ", ".join(str(n) for n in array.shape) + "]"
 
 
-def _walk(root: Tensor) -> list[Tensor]:
-    """Every tensor on root's tape, each after its inputs (iterative depth-first post-order)."""
-    order: list[Tensor] = []
-    seen: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.is_released:
-            raise GraphReleasedError(
-                "graph_layout reached a tensor whose tape entry backward() already released "
-                f"(shape {node.shape}). Call backward(..., retain_graph=True) before drawing, "
-                "or draw before calling backward."
-            )
-        stack.append((node, True))
-        for parent in reversed(node.inputs):  # reversed: the first input is visited first
-            if id(parent) not in seen:
-                stack.append((parent, False))
-    return order
-
-
 def _label(tensor: Tensor, kind: NodeKind) -> str:
     if kind == "op":
         return tensor.op_name if tensor.name is None else f"{tensor.name} = {tensor.op_name}"
@@ -132,7 +105,7 @@ def _label(tensor: Tensor, kind: NodeKind) -> str:
 
 def graph_layout(root: Tensor) -> GraphLayout:
     """Nodes, edges and a left-to-right layering of the tape that produced ``root``."""
-    order = _walk(root)
+    order = walk_tape(root)
     index = {id(t): i for i, t in enumerate(order)}
     kinds: list[NodeKind] = [
         "op" if t.op_name is not None else ("input" if t.requires_grad else "constant")

@@ -49,6 +49,7 @@ MUST_CHANGE = [
     "ln_first",
     "rms_denominator",
     "rms_out",
+    "rms_passes_ones",
     "moved_batch",
     "pre_big_last",
     "post_big_last",
