@@ -235,6 +235,23 @@ def test_rotary_frequencies_and_default_positions():
             np.testing.assert_allclose(out[t, 2 * jj : 2 * jj + 2], [c - s, s + c], atol=1e-15)
 
 
+def test_default_positions_reuse_tables_that_follow_length_pairing_and_frequencies():
+    """The cached tables for positions 0…T−1 give what explicit positions give, always."""
+    rope = RotaryEmbedding(6)
+    x = SplitMix64(4).normal((2, 5, 6))
+    for tokens in (5, 3, 5):  # a second length, then the first again from the cache
+        rows = x[:, :tokens]
+        explicit = rope(rows, positions=np.arange(tokens)).value
+        np.testing.assert_array_equal(rope(rows).value, explicit)
+    rope.pairing = "half"  # a changed pairing must not reuse the interleaved tables
+    np.testing.assert_array_equal(rope(x).value, rope(x, positions=np.arange(5)).value)
+    np.testing.assert_array_equal(
+        rope(x).value, rotate_pairs(x, rope.angles(np.arange(5)), "half").value
+    )
+    rope.frequencies = rope.frequencies * 2.0  # new frequencies: new tables
+    np.testing.assert_array_equal(rope(x).value, rope(x, positions=np.arange(5)).value)
+
+
 def test_rotary_float_positions_and_batch_axes():
     rope = RotaryEmbedding(4, base=100.0)
     x = Tensor(SplitMix64(3).normal((2, 3, 5, 4)))

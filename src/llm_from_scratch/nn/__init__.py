@@ -36,6 +36,7 @@ from .positions import (
     pair_frequencies,
     pairing_permutation,
     rotate_pairs,
+    rotation_tables,
     sinusoidal_encoding,
 )
 from .residual import Residual, post_norm, pre_norm, residual
@@ -86,6 +87,7 @@ __all__ = [
     "read_linear_trace",
     "residual",
     "rotate_pairs",
+    "rotation_tables",
     "scalar_weighted_response",
     "scaled_dot_product_attention",
     "sinusoidal_encoding",

@@ -217,7 +217,22 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
             f"rotate_pairs needs one angle per coordinate pair: angles must broadcast to "
             f"{pair_shape} for x of shape {x.shape}; got angles of shape {theta.shape}."
         )
-    cos, sin = np.cos(theta), np.sin(theta)  # (..., d/2)
+    cos_full, sin_signed, swap = rotation_tables(theta, pairing)
+    # One recorded op computing x * cos_full + x[..., swap] * sin_signed, value for value.
+    return ops.pair_rotate(x, cos=cos_full, sin=sin_signed, partner=swap)  # (..., d)
+
+
+def rotation_tables(
+    angles: np.ndarray, pairing: Pairing = "interleaved"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[cos θ, cos θ] per coordinate, [−sin θ, +sin θ] per coordinate, and each one's partner.
+
+    From angles [..., d/2]: the three arrays with which y = x ⊙ cos_full + x[..., partner] ⊙
+    sin_signed rotates every pair of x [..., d] by its angle.
+    """
+    cos, sin = np.cos(angles), np.sin(angles)  # (..., d/2)
+    half = cos.shape[-1]
+    width = 2 * half
     # Each coordinate c is rotated with its partner p(c): y_c = x_c cos θ ∓ x_p(c) sin θ, the
     # minus sign on the first member of each pair. Written with whole-vector ops:
     #   y = x ⊙ [cos, cos] + partner(x) ⊙ [−sin, +sin]
@@ -229,8 +244,7 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
         cos_full = np.concatenate([cos, cos], axis=-1)
         sin_signed = np.concatenate([-sin, sin], axis=-1)
         swap = np.concatenate([np.arange(half, width), np.arange(half)])  # d/2, …, 0, …
-    # One recorded op computing x * cos_full + x[..., swap] * sin_signed, value for value.
-    return ops.pair_rotate(x, cos=cos_full, sin=sin_signed, partner=swap)  # (..., d)
+    return cos_full, sin_signed, swap
 
 
 def pairing_permutation(width: int) -> np.ndarray:
@@ -262,6 +276,7 @@ class RotaryEmbedding(Module):
         self.base = base
         self.pairing = pairing
         self.frequencies = pair_frequencies(head_width, base)  # (d_h/2,)
+        self._default_tables: dict[int, tuple] = {}  # T → (pairing, ω, tables), positions 0…T−1
 
     def __repr__(self) -> str:
         return (
@@ -288,8 +303,14 @@ class RotaryEmbedding(Module):
                 f"{self.head_width}; got shape {x.shape}."
             )
         rows = x.shape[:-1]
-        if positions is None:
-            positions = np.arange(rows[-1], dtype=np.float64)
+        if positions is None:  # the usual case: the same tables for every call of length T
+            cached = self._default_tables.get(rows[-1])
+            if cached is None or cached[0] != self.pairing or cached[1] is not self.frequencies:
+                angles = self.angles(np.arange(rows[-1], dtype=np.float64))
+                cached = (self.pairing, self.frequencies, rotation_tables(angles, self.pairing))
+                self._default_tables[rows[-1]] = cached
+            cos_full, sin_signed, swap = cached[2]
+            return ops.pair_rotate(x, cos=cos_full, sin=sin_signed, partner=swap)
         positions = np.asarray(positions, dtype=np.float64)
         try:
             fits = np.broadcast_shapes(positions.shape, rows) == rows
