@@ -50,7 +50,7 @@ def collect(repeats: int) -> dict:
                 "engine_s": medium["engine_kept_s"],
                 "handwritten_s": medium["handwritten_kept_s"],
                 "autograd_s": None,
-                "target": 1.15,
+                "target": None,  # a diagnostic: the page faults taken out, arithmetic left
             }
         )
     return {
@@ -79,10 +79,14 @@ def render(report: dict) -> str:
     for r in report["rows"]:
         ratio = r["engine_s"] / r["handwritten_s"]
         auto = "—" if r["autograd_s"] is None else fmt_time(r["autograd_s"])
-        verdict = "ok" if ratio <= r["target"] else "missed"
+        if r["target"] is None:
+            target, verdict = "—", ""
+        else:
+            target = f"{r['target']:.2f}×"
+            verdict = "ok" if ratio <= r["target"] else "missed"
         lines.append(
             f"{r['case']:36} {fmt_time(r['engine_s']):>11} {fmt_time(r['handwritten_s']):>12} "
-            f"{auto:>11} {ratio:>6.2f}× {r['target']:>6.2f}× {verdict}"
+            f"{auto:>11} {ratio:>6.2f}× {target:>7} {verdict}".rstrip()
         )
     m = report["memory"]
     lines.append(
