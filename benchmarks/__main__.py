@@ -27,6 +27,7 @@ def collect(repeats: int) -> dict:
             "engine_s": r["engine_s"],
             "handwritten_s": r["handwritten_s"],
             "autograd_s": None,
+            "torch_s": r["torch_s"],
             "target": r["target"],
         }
         for r in rows
@@ -39,6 +40,7 @@ def collect(repeats: int) -> dict:
                 "engine_s": b["engine_s"],
                 "handwritten_s": b["handwritten_s"],
                 "autograd_s": b["autograd_s"],
+                "torch_s": b["torch_s"],
                 "target": target,
             }
         )
@@ -50,6 +52,7 @@ def collect(repeats: int) -> dict:
                 "engine_s": medium["engine_kept_s"],
                 "handwritten_s": medium["handwritten_kept_s"],
                 "autograd_s": None,
+                "torch_s": None,
                 "target": None,  # a diagnostic: the page faults taken out, arithmetic left
             }
         )
@@ -73,12 +76,13 @@ def render(report: dict) -> str:
     lines = [
         f"Benchmarks ({report['date']}, Python {report['python']}, numpy {report['numpy']}, "
         f"median of {report['repeats']})",
-        f"{'case':36} {'engine':>11} {'handwritten':>12} {'autograd':>11} {'ratio':>7} "
-        f"{'target':>7}",
+        f"{'case':36} {'engine':>11} {'handwritten':>12} {'autograd':>11} {'torch':>11} "
+        f"{'ratio':>7} {'target':>7}",
     ]
     for r in report["rows"]:
         ratio = r["engine_s"] / r["handwritten_s"]
         auto = "—" if r["autograd_s"] is None else fmt_time(r["autograd_s"])
+        torch = "—" if r.get("torch_s") is None else fmt_time(r["torch_s"])
         if r["target"] is None:
             target, verdict = "—", ""
         else:
@@ -86,8 +90,10 @@ def render(report: dict) -> str:
             verdict = "ok" if ratio <= r["target"] else "missed"
         lines.append(
             f"{r['case']:36} {fmt_time(r['engine_s']):>11} {fmt_time(r['handwritten_s']):>12} "
-            f"{auto:>11} {ratio:>6.2f}× {target:>7} {verdict}".rstrip()
+            f"{auto:>11} {torch:>11} {ratio:>6.2f}× {target:>7} {verdict}".rstrip()
         )
+    lines.append("ratio = engine / handwritten numpy; — = not measured")
+    lines.append("autograd = HIPS autograd; torch = PyTorch eager, float64, 1 thread")
     m = report["memory"]
     lines.append(
         f"peak memory, medium block: engine {m['engine_peak_MiB']:.1f} MiB, handwritten "
@@ -95,10 +101,13 @@ def render(report: dict) -> str:
         f"({m['engine_peak_MiB'] / m['handwritten_peak_MiB']:.2f}×, target ≤ {m['target_ratio']}×)"
     )
     for b in report["blocks"]:
-        lines.append(
+        line = (
             f"{b['size']} block gradients: max |engine − handwritten| = "
             f"{b['max_gradient_difference']:.1e}"
         )
+        if "torch_max_gradient_difference" in b:
+            line += f", max |torch − handwritten| = {b['torch_max_gradient_difference']:.1e}"
+        lines.append(line)
     return "\n".join(lines)
 
 

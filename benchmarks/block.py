@@ -3,7 +3,9 @@
 1. the book's engine (``TransformerBlock(norm="rms", positions="rope", ffn="swiglu")``);
 2. a handwritten numpy forward and backward of the same block — the practical limit here —
    whose gradients are checked against the engine's;
-3. HIPS autograd differentiating the same numpy forward, when it is installed.
+3. HIPS autograd differentiating the same numpy forward, when it is installed;
+4. PyTorch eager (float64, one thread) on the same block, when it is installed (it is not in
+   requirements.txt: a reference point, not a dependency).
 
 The loss is sum(output ⊙ seed) for a fixed seed tensor; gradients are taken for every parameter
 and for the input. Each contender is timed in a fresh Python process (``python -m
@@ -222,6 +224,52 @@ def autograd_step_factory(p, x, seed, heads):
     return lambda: gradient(values, x)
 
 
+def torch_block(p, x, seed, heads):
+    """PyTorch eager (float64, one thread) on the same block: (step, gradients), or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    batch, tokens, width = x.shape
+    dh = width // heads
+    cos, sin = (torch.from_numpy(t) for t in rope_tables(tokens, dh))
+    blocked = torch.triu(torch.ones(tokens, tokens, dtype=torch.bool), 1)
+    params = {n: torch.tensor(p[n], requires_grad=True) for n in NAMES}
+    x_t = torch.tensor(x, requires_grad=True)
+    seed_t = torch.from_numpy(seed)
+
+    def rms(z, g):
+        return z * torch.rsqrt((z * z).mean(-1, keepdim=True) + EPS) * g
+
+    def split(z):
+        return z.reshape(batch, tokens, heads, dh).transpose(1, 2)
+
+    def rope(z):
+        a, b = z[..., 0::2], z[..., 1::2]
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).reshape(z.shape)
+
+    def step():
+        for t in (*params.values(), x_t):
+            t.grad = None
+        n1 = rms(x_t, params["g1"])
+        q, k = rope(split(n1 @ params["wq"])), rope(split(n1 @ params["wk"]))
+        v = split(n1 @ params["wv"])
+        scores = (q @ k.transpose(-1, -2) / math.sqrt(dh)).masked_fill(blocked, -math.inf)
+        merged = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, tokens, width)
+        x1 = x_t + merged @ params["wo"]
+        n2 = rms(x1, params["g2"])
+        h = torch.nn.functional.silu(n2 @ params["wg"]) * (n2 @ params["wu"])
+        out = x1 + h @ params["wd"]
+        out.backward(seed_t)
+
+    def gradients():
+        step()
+        return {n: params[n].grad.numpy() for n in NAMES}, x_t.grad.numpy()
+
+    return step, gradients
+
+
 def max_gradient_difference(block, p, x, seed, heads) -> float:
     tensor = Tensor(x, requires_grad=True)
     engine_step(block, tensor, seed)
@@ -250,6 +298,9 @@ def contender(size: Size, name: str):
         return lambda: engine_step(block, tensor, seed)
     if name == "handwritten":
         return lambda: handwritten(p, x, seed, size.heads)
+    if name == "torch":
+        pair = torch_block(p, x, seed, size.heads)
+        return None if pair is None else pair[0]
     return autograd_step_factory(p, x, seed, size.heads)
 
 
@@ -262,7 +313,13 @@ def measure(size: Size, repeats: int) -> dict:
         f"D_ff={size.hidden}",
         "max_gradient_difference": max_gradient_difference(block, p, x, seed, size.heads),
     }
-    for name in ("engine", "handwritten", "autograd"):
+    pair = torch_block(p, x, seed, size.heads)
+    if pair is not None:
+        grads, dx = pair[1]()
+        reference, reference_dx = handwritten(p, x, seed, size.heads)
+        worst = max(float(np.max(np.abs(grads[n] - reference[n]))) for n in NAMES)
+        row["torch_max_gradient_difference"] = max(worst, float(np.max(np.abs(dx - reference_dx))))
+    for name in ("engine", "handwritten", "autograd", "torch"):
         row[f"{name}_s"] = isolated_seconds("benchmarks.block", [size.label, name], repeats)
     if size is MEDIUM and keep_freed_memory_available():
         for name in ("engine", "handwritten"):

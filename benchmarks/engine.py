@@ -170,6 +170,9 @@ def run() -> dict:
         )
     )
     torch = torch_rows()
+    torch_s = [None, None, None]
+    if torch is not None:
+        torch_s[:2] = [torch["add"], (torch["chain32"] - torch["chain8"]) / (long_ - short)]
     report = {
         "benchmark": "engine",
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -178,8 +181,15 @@ def run() -> dict:
         "machine": platform.machine(),
         "stack_max_gradient_difference": max_error,
         "rows": [
-            {"case": name, "engine_s": e, "handwritten_s": h, "ratio": e / h, "target": target}
-            for name, e, h, target in rows
+            {
+                "case": name,
+                "engine_s": e,
+                "handwritten_s": h,
+                "torch_s": t,
+                "ratio": e / h,
+                "target": target,
+            }
+            for (name, e, h, target), t in zip(rows, torch_s, strict=True)
         ],
         "torch": torch if torch is not None else "not installed",
     }
