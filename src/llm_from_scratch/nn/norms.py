@@ -1,4 +1,4 @@
-"""Normalization within each token: LayerNorm and RMSNorm, composed from autodiff ops.
+"""Normalization within each token: LayerNorm (composed from autodiff ops) and RMSNorm (one op).
 
 Both read the last axis (the features of one token) and compute their statistics there, so no
 token, position or batch example ever influences another. LayerNorm centres and divides by the
