@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.block import SMALL, Size, handwritten, make_problem, max_gradient_difference
+from benchmarks.block import (
+    SMALL,
+    Size,
+    forward,
+    handwritten,
+    make_problem,
+    max_gradient_difference,
+)
 from benchmarks.engine import stack_case
 
 
@@ -23,8 +30,6 @@ def test_handwritten_block_gradient_of_x_matches_central_differences_on_one_entr
     _, dx = handwritten(p, x, seed, size.heads)
 
     def loss(z):
-        from benchmarks.block import forward
-
         return float(np.sum(forward(np, p, z, size.heads)[0] * seed))
 
     step = 1e-6
