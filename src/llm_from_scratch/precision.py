@@ -1,0 +1,149 @@
+"""The display-precision policy: no number a reader sees depends on the processor.
+
+Floats computed on two machines differ in their last bits: numpy picks SIMD code paths per CPU,
+the BLAS library picks a kernel per CPU, and a different summation order rounds differently.
+Those differences are about 1e-15 relative to the value. So the book never shows a float's full
+``repr``:
+
+- every float a chapter glues or prints is **rounded to ``SIGNIFICANT`` (10) significant
+  digits** first (:func:`rounded`, :func:`glue`, :func:`fmt`), five orders of magnitude above
+  the noise and still more digits than a reader reads;
+- a quantity that *is* rounding noise (a gradient-check residual, a gap of ``2.2e-16``, agreement
+  with a reference) is shown as the **bound a test asserts**, ``"below 1e-9"``, through
+  :func:`below`, which refuses to print a bound the value does not meet;
+- a set chosen by comparing floats (which rows changed, which positions moved) uses an explicit
+  tolerance, :func:`changed`, never ``!= 0``.
+
+The exact values stay in the chapter's variables, where tests read them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import ArgumentError
+
+SIGNIFICANT = 10  # significant digits of every float the book shows
+GUARD_DIGITS = 12  # a stored output showing more significant digits than this is a defect
+
+__all__ = [
+    "GUARD_DIGITS",
+    "SIGNIFICANT",
+    "array_text",
+    "below",
+    "bound_text",
+    "changed",
+    "fmt",
+    "gap_text",
+    "glue",
+    "rounded",
+]
+
+
+def _round_float(x: float) -> float:
+    """x rounded to SIGNIFICANT significant digits; -0.0 becomes 0.0, inf and nan pass."""
+    if not math.isfinite(x):
+        return x
+    return float(f"{x:.{SIGNIFICANT - 1}e}") + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def rounded(value: Any) -> Any:
+    """``value`` with every float in it rounded to 10 significant digits (numpy → Python types).
+
+    Floats, numpy floating scalars and float arrays are rounded; ints, bools and strings pass
+    unchanged; lists, tuples and dicts are rounded item by item. A numpy array comes back as an
+    array of the same shape; a 0-d array or numpy scalar comes back as a Python number.
+    """
+    if isinstance(value, bool | np.bool_ | str | bytes) or value is None:
+        return bool(value) if isinstance(value, np.bool_) else value
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return rounded(value.item())
+        if np.issubdtype(value.dtype, np.floating):
+            return np.vectorize(_round_float, otypes=[np.float64])(value.astype(np.float64))
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return _round_float(float(value))
+    if isinstance(value, Mapping):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        items = [rounded(item) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
+def fmt(value: Any, spec: str = "") -> str:
+    """``format(rounded(value), spec)``: a float printed at a precision noise cannot reach."""
+    return format(rounded(value), spec)
+
+
+def array_text(
+    values: Any, precision: int = 6, *, separator: str = ", ", fixed: bool = False
+) -> str:
+    """An array printed at ``precision`` decimals; noise such as ``-0.000000`` prints as 0.
+
+    ``fixed=True`` keeps trailing zeros (``0.500000``); otherwise they are dropped (``0.5``).
+    """
+    array = np.round(np.asarray(values, dtype=np.float64), precision) + 0.0  # -0.0 -> 0.0
+    return np.array2string(
+        array,
+        precision=precision,
+        suppress_small=True,
+        separator=separator,
+        floatmode="fixed" if fixed else "maxprec",
+    )
+
+
+def glue(name: str, value: Any, display: bool = False) -> None:
+    """``myst_nb.glue`` of ``rounded(value)``: glue every number in prose through this."""
+    from myst_nb import glue as myst_glue  # imported here: only notebooks need myst-nb
+
+    myst_glue(name, rounded(value), display=display)
+
+
+def bound_text(bound: float) -> str:
+    """A bound as prose writes it: 1e-09 -> '1e-9', 0.5 -> '0.5'."""
+    mantissa, _, exponent = f"{bound:g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def below(value: Any, bound: float) -> str:
+    """The text ``"below 1e-9"`` for a noise-level ``value``, if every ``|value| <= bound``.
+
+    Use it for residuals and gaps that are rounding noise: the chapter then shows the bound its
+    test asserts, not digits that change between machines. A value above the bound, or not a
+    finite number, raises ArgumentError instead of printing a false claim.
+    """
+    worst = float(np.max(np.abs(np.asarray(value, dtype=np.float64))))
+    if not math.isfinite(worst):
+        raise ArgumentError(f"below() needs finite values; got {worst!r}.")
+    if not worst <= bound:
+        raise ArgumentError(
+            f"the value {worst:.3e} is not below the stated bound {bound:g}: the text would be "
+            "false. Fix the computation or state a larger bound (and test it)."
+        )
+    return f"below {bound_text(bound)}"
+
+
+def gap_text(value: float, floor: float = 1e-12, spec: str = ".1e") -> str:
+    """A difference as text: ``"below 1e-12"`` when it is rounding noise, else ``fmt(value)``."""
+    return f"below {bound_text(floor)}" if abs(value) < floor else fmt(value, spec)
+
+
+def changed(before: Any, after: Any, atol: float) -> list[int]:
+    """Indices of the rows (first axis) whose largest |after - before| exceeds ``atol``."""
+    a = np.asarray(before, dtype=np.float64)
+    b = np.asarray(after, dtype=np.float64)
+    if a.shape != b.shape or a.ndim == 0:
+        raise ArgumentError(
+            f"changed() compares two arrays of one shape with rows; got {a.shape} and {b.shape}."
+        )
+    gap = np.abs(b - a).reshape(a.shape[0], -1).max(axis=1)  # (rows,)
+    return [int(i) for i in np.flatnonzero(gap > atol)]
