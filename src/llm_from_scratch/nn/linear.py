@@ -12,19 +12,23 @@ from ..errors import (
     BiasRankError,
     BiasWidthError,
     WeightRankError,
+    WidthError,
     ZeroInputWidthError,
     ZeroOutputWidthError,
 )
 from ..random import SplitMix64, xavier_uniform
+from ..validate import array, boolean, element_count, generator, positive_int, tensor
 from .module import Module, Parameter, check_feature_axis, check_name
 
 
-def _check_width(value: Any, label: str, error: type[Exception]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ArgumentError(f"Linear {label} must be an integer; got {value!r}.")
-    if value <= 0:
-        raise error(f"Linear {label} must be at least 1; got {value}.")
-    return int(value)
+def _check_width(value: Any, label: str, error: type[ArgumentError | WidthError]) -> int:
+    """A positive integer width: ArgumentError if not an integer, ``error`` if below 1."""
+    return positive_int(value, f"Linear {label}", error=ArgumentError, range_error=error)
+
+
+def _weight_array(value: Any, label: str) -> np.ndarray:
+    """A finite float64 copy of a Tensor or rectangular array-like."""
+    return array(value, f"Linear {label}")
 
 
 class Linear(Module):
@@ -34,9 +38,12 @@ class Linear(Module):
     wins, in this documented order:
 
     - construction (``Linear(...)``): input width (``ArgumentError`` if not an integer,
-      ``ZeroInputWidthError`` if below 1), output width (``ZeroOutputWidthError``), name; only
-      then is the weight drawn, so a failure leaves ``rng`` unadvanced;
-    - ``from_parameters``: weight rank (``WeightRankError``), zero input width
+      ``ZeroInputWidthError`` if below 1), output width (``ZeroOutputWidthError``), the weight's
+      size (``ArgumentError`` above :data:`~llm_from_scratch.validate.MAX_ELEMENTS` values),
+      ``bias`` (exactly True or False), name, ``rng`` (a SplitMix64); only then is the weight
+      drawn, so a failure leaves ``rng`` unadvanced;
+    - ``from_parameters``: weight and bias are rectangular arrays of finite numbers
+      (``ArgumentError``), weight rank (``WeightRankError``), zero input width
       (``ZeroInputWidthError``), zero output width (``ZeroOutputWidthError``), bias rank
       (``BiasRankError``), bias width (``BiasWidthError``), name;
     - ``forward``: input rank 0 (``ScalarInputError``), then the last axis
@@ -54,14 +61,19 @@ class Linear(Module):
     ) -> None:
         input_width = _check_width(input_width, "input width", ZeroInputWidthError)
         output_width = _check_width(output_width, "output width", ZeroOutputWidthError)
+        element_count(
+            (input_width, output_width), f"Linear({input_width} -> {output_width}) weight"
+        )
+        bias = boolean(bias, "bias")
         check_name(name, "Linear")
+        rng = generator(rng, "Linear")
         weight = xavier_uniform(input_width, output_width, rng)  # advances rng only on success
         self._build(weight, np.zeros(output_width) if bias else None, name)
 
     @classmethod
     def from_parameters(cls, weight: Any, bias: Any = None, *, name: str = "linear") -> Linear:
         """A layer holding exactly these values (checked in the documented order)."""
-        w = np.array(weight.value if isinstance(weight, Tensor) else weight, dtype=np.float64)
+        w = _weight_array(weight, "weight")
         if w.ndim != 2:
             raise WeightRankError(
                 f"Linear weight must be rank 2, [input_width, output_width]; "
@@ -77,7 +89,7 @@ class Linear(Module):
             )
         b = None
         if bias is not None:
-            b = np.array(bias.value if isinstance(bias, Tensor) else bias, dtype=np.float64)
+            b = _weight_array(bias, "bias")
             if b.ndim != 1:
                 raise BiasRankError(
                     f"Linear bias must be rank 1, [output_width]; "
@@ -115,7 +127,7 @@ class Linear(Module):
 
     def forward(self, x: Any) -> Tensor:
         """Y = XW + b on the last axis; leading axes (even empty ones) pass through."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = tensor(x, "Linear input")
         self.check_input(x)
         if x.ndim == 1:  # (d_in) → (1, d_in) → (1, d_out) → (d_out)
             y = (x.reshape(1, self.input_width) @ self.weight).reshape(self.output_width)

@@ -22,11 +22,18 @@ from ..errors import (
     NormParameterShapeError,
     NormWidthError,
 )
+from ..validate import array as as_array
+from ..validate import element_count, integer, positive_int
+from ..validate import tensor as as_tensor
 from .module import Module, Parameter, check_feature_axis, check_name
 
 
 def check_epsilon(eps: Any, kind: str) -> float:
-    """Validate a normalization epsilon (a finite real ≥ 0) and return it as a float."""
+    """Validate a normalization epsilon (a finite real ≥ 0) and return it as a float.
+
+    ε = 0 is the textbook formula and is accepted; a token on which it is undefined (a constant
+    token for LayerNorm, a zero token for RMSNorm: 0/0) is refused when the forward meets it.
+    """
     if isinstance(eps, bool) or not isinstance(eps, int | float | np.integer | np.floating):
         raise EpsilonError(f"{kind} eps must be a real number such as 1e-5; got {eps!r}.")
     if not math.isfinite(eps) or eps < 0:
@@ -38,16 +45,16 @@ def check_epsilon(eps: Any, kind: str) -> float:
 
 
 def _check_width(width: Any, kind: str) -> int:
-    if isinstance(width, bool) or not isinstance(width, int | np.integer):
-        raise ArgumentError(f"{kind} width must be an integer; got {width!r}.")
-    if width <= 0:
-        raise NormWidthError(f"{kind} width must be at least 1 feature; got {width}.")
-    return int(width)
+    width = positive_int(
+        width, f"{kind} width", error=ArgumentError, range_error=NormWidthError, unit="feature"
+    )
+    element_count((width,), f"{kind}({width}) gain")
+    return width
 
 
 def _vector(value: Any, width: int | None, label: str, kind: str) -> np.ndarray:
     """A rank-1 float64 copy of ``value``, of length ``width`` when given."""
-    array = np.array(value.value if isinstance(value, Tensor) else value, dtype=np.float64)
+    array = as_array(value, f"{kind} {label}", error=NormParameterShapeError)
     if array.ndim != 1 or array.shape[0] == 0:
         raise NormParameterShapeError(
             f"{kind} {label} must be a non-empty rank-1 vector, [width]; got shape {array.shape}."
@@ -60,13 +67,110 @@ def _vector(value: Any, width: int | None, label: str, kind: str) -> np.ndarray:
     return array
 
 
+# --- stable statistics over the whole float64 range ----------------------------------------------
+#
+# Squaring a token of magnitude 1e160 overflows, and squaring one of 1e-200 underflows. Both norms
+# obey exact identities for any constant shift a (LayerNorm only) and scale s > 0 per token:
+#
+#     LN_ε(x) = LN_{ε/s²}((x − a) / s),        RMS_ε(x) = RMS_{ε/s²}(x / s).
+#
+# They hold for every x with (a, s) fixed, so differentiating the right side with a and s held
+# constant gives the exact Jacobian of the left side. A token outside [2⁻²⁵⁶, 2²⁵⁶] is shifted by
+# its midpoint (LayerNorm) and divided by a power of two near its peak (exact in binary), so its
+# statistics are of order one; every other token keeps a = 0, s = 1 and its exact old arithmetic.
+
+_HIGH = 2.0**256  # a token peak above this may overflow when squared and summed
+_LOW = 2.0**-256  # below this, squares may underflow
+_EPS_NEGLIGIBLE = 2.0**-400  # an ε at least this large swamps the statistics of a tiny token
+
+
+def _axes(axis: int | tuple[int, ...]) -> int | tuple[int, ...]:
+    return axis if isinstance(axis, int) else tuple(axis)
+
+
+def _stable_plan(
+    values: np.ndarray, axis: int | tuple[int, ...], eps: float, centre: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per-token (shift a, power-of-two scale s, ε/s²), or None when no token needs them."""
+    if values.size == 0:
+        return None
+    peak = max(float(values.max()), -float(values.min()))
+    if peak <= _HIGH and (eps >= _EPS_NEGLIGIBLE or peak >= _LOW or peak == 0.0):
+        return None  # the usual case: nothing to rescale, the old arithmetic bit for bit
+    with np.errstate(over="ignore", under="ignore"):
+        high = np.max(values, axis=axis, keepdims=True)
+        low = np.min(values, axis=axis, keepdims=True)
+        magnitude = np.maximum(high, -low)  # (..., 1) per-token peak
+        shift = high / 2 + low / 2 if centre else np.zeros_like(high)
+        moved = np.max(np.abs(values - shift), axis=axis, keepdims=True)
+        exponent = np.frexp(moved)[1] - 1  # moved / 2^exponent ∈ [1, 2)
+        scale = np.ldexp(1.0, exponent)
+        scaled_eps = eps / scale / scale
+        huge = magnitude > _HIGH
+        tiny = (magnitude < _LOW) & (moved > 0) & np.isfinite(scaled_eps)
+    use = huge | tiny
+    if not use.any():
+        return None
+    shift = np.where(use, shift, 0.0)
+    scale = np.where(use & (moved > 0), scale, 1.0)
+    scaled_eps = np.where(use & (moved > 0), scaled_eps, eps)
+    return shift, scale, scaled_eps
+
+
+def _refuse_undefined(values: np.ndarray, axis: Any, eps: float, kind: str, centre: bool) -> None:
+    """With ε = 0, a constant token (LayerNorm) or zero token (RMSNorm) is 0/0: refuse it."""
+    if eps != 0.0 or values.size == 0:
+        return
+    high = np.max(values, axis=axis)
+    low = np.min(values, axis=axis)
+    bad = (high == low) if centre else (high == 0) & (low == 0)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "constant, so its variance is 0" if centre else "zero, so its mean square is 0"
+        raise EpsilonError(
+            f"{kind} with eps=0 is undefined on a token that is {what} and the result is 0/0; "
+            f"the token at index {where} is {float(high[where])!r} throughout. Use a positive "
+            "eps such as 1e-5."
+        )
+
+
+def _prepared(x: Tensor, axis: Any, eps: float, kind: str, centre: bool) -> tuple[Tensor, Any]:
+    """(x, ε) or, for tokens outside the safe range, ((x − a) / s, ε / s²) per token."""
+    _refuse_undefined(x.value, axis, eps, kind, centre)
+    plan = _stable_plan(x.value, axis, eps, centre)
+    if plan is None:
+        return x, eps
+    shift, scale, scaled_eps = plan
+    moved = x - shift if centre else x
+    return moved / scale, scaled_eps  # (..., D), (..., 1) constants: no gradient, exact Jacobian
+
+
 def standardize(x: Any, axis: int | tuple[int, ...] = -1, eps: float = 1e-5) -> Tensor:
     """(x − mean) / √(var + ε) with mean and population variance taken over ``axis``."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+    x = as_tensor(x, "standardize input")
     eps = check_epsilon(eps, "standardize")
+    return _standardized(x, _check_axis(axis, x.ndim), eps, "standardize")
+
+
+def _standardized(x: Tensor, axis: int | tuple[int, ...], eps: float, kind: str) -> Tensor:
+    """The chain (x − μ) / √(σ² + ε) on checked arguments, rescaled where needed."""
+    x, eps_used = _prepared(x, axis, eps, kind, centre=True)
     centred = x - x.mean(axis=axis, keepdims=True)
     variance = (centred * centred).mean(axis=axis, keepdims=True)  # divide by the count
-    return centred / (variance + eps).sqrt()
+    return centred / (variance + eps_used).sqrt()
+
+
+def _check_axis(axis: Any, ndim: int) -> int | tuple[int, ...]:
+    """An axis or a tuple of distinct axes of an ndim-dimensional input, as given."""
+    axes = (axis,) if not isinstance(axis, tuple | list) else tuple(axis)
+    for a in axes:
+        integer(a, "standardize axis", error=ArgumentError)
+    normal = [int(a) + ndim if int(a) < 0 else int(a) for a in axes]
+    if not axes or any(not 0 <= a < ndim for a in normal) or len(set(normal)) != len(normal):
+        raise ArgumentError(
+            f"standardize axis must name distinct axes of an input of rank {ndim}; got {axis!r}."
+        )
+    return int(axis) if not isinstance(axis, tuple | list) else tuple(int(a) for a in axes)
 
 
 class _TokenNorm(Module):
@@ -120,9 +224,9 @@ class LayerNorm(_TokenNorm):
 
     def forward(self, x: Any) -> Tensor:
         """Standardize each token's features, then scale by γ and shift by β."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = as_tensor(x, "LayerNorm input")
         self.check_input(x)  # (..., D)
-        return standardize(x, axis=-1, eps=self.eps) * self.gain + self.bias  # (..., D)
+        return _standardized(x, -1, self.eps, "LayerNorm") * self.gain + self.bias  # (..., D)
 
 
 class RMSNorm(_TokenNorm):
@@ -154,8 +258,15 @@ class RMSNorm(_TokenNorm):
 
     def forward(self, x: Any) -> Tensor:
         """Divide each token by its root mean square, then scale by γ."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = as_tensor(x, "RMSNorm input")
         self.check_input(x)  # (..., D)
-        # One recorded op: the chain x / √(mean(x ⊙ x) + ε) ⊙ γ, value for value, whose
-        # gradient is derived in closed form (tests/autodiff/test_composite_ops.py).
-        return ops.rms_norm(x, self.gain, eps=self.eps)  # (..., D)
+        _refuse_undefined(x.value, -1, self.eps, "RMSNorm", centre=False)
+        plan = _stable_plan(x.value, -1, self.eps, centre=False)
+        if plan is None:
+            # One recorded op: the chain x / √(mean(x ⊙ x) + ε) ⊙ γ, value for value, whose
+            # gradient is derived in closed form (tests/autodiff/test_composite_ops.py).
+            return ops.rms_norm(x, self.gain, eps=self.eps)  # (..., D)
+        _, scale, scaled_eps = plan  # tokens outside [2⁻²⁵⁶, 2²⁵⁶]: RMS_ε(x) = RMS_{ε/s²}(x/s)
+        u = x / scale  # (..., D), each token's peak in [1, 2)
+        root = ((u * u).mean(axis=-1, keepdims=True) + scaled_eps).sqrt()  # (..., 1)
+        return u / root * self.gain  # (..., D)
