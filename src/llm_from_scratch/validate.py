@@ -48,12 +48,14 @@ def integer(
 ) -> int:
     """``value`` as an int if it is a Python or numpy integer (not a bool) ≥ ``minimum``."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise error(f"{label} must be an integer; got {_shown(value)}.{_fix(fix)}")
-    if minimum is not None and value < minimum:
-        what = f"{minimum} {unit}" if unit else str(minimum)
-        raise (range_error or error)(
-            f"{label} must be at least {what}; got {_shown(value)}.{_fix(fix)}"
+        kind = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(
+            minimum, f"an integer ≥ {minimum}"
         )
+        raise error(f"{label} must be {kind}; got {_shown(value)}.{_fix(fix)}")
+    if minimum is not None and value < minimum:
+        what = f"at least {minimum} {unit}" if unit else f"at least {minimum}"
+        what = "a non-negative integer" if minimum == 0 and not unit else what
+        raise (range_error or error)(f"{label} must be {what}; got {_shown(value)}.{_fix(fix)}")
     return int(value)
 
 

@@ -615,7 +615,7 @@ def test_module_errors():
         MultiHeadAttention(6, 4, rng=rng)
     with pytest.raises(WidthError, match="at least 1; got 0"):
         MultiHeadAttention(0, 1, rng=rng)
-    with pytest.raises(ArgumentError, match="must be an integer"):
+    with pytest.raises(ArgumentError, match="must be a positive integer"):
         MultiHeadAttention(4.0, 2, rng=rng)
     with pytest.raises(ArgumentError, match="SplitMix64"):
         MultiHeadAttention(4, 2, rng=None)

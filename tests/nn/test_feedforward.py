@@ -270,8 +270,8 @@ def test_width_error_messages() -> None:
     assert str(info.value) == "FeedForward hidden width must be at least 1; got 0."
     with pytest.raises(ArgumentError) as info:
         FeedForward(2.0, 3, rng=SplitMix64(0))
-    assert str(info.value) == "FeedForward model width must be an integer; got 2.0."
-    with pytest.raises(ArgumentError, match=r"FeedForward needs a SplitMix64 rng; got int\."):
+    assert str(info.value) == "FeedForward model width must be a positive integer; got 2.0."
+    with pytest.raises(ArgumentError, match=r"FeedForward needs a SplitMix64 rng; got int "):
         FeedForward(2, 3, rng=7)
 
 

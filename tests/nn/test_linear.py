@@ -252,7 +252,7 @@ ERROR_CASES = [
         "constructor non-integer width",
         lambda: Linear(2.0, 3, rng=SplitMix64(19)),
         ArgumentError,
-        "Linear input width must be an integer; got 2.0.",
+        "Linear input width must be a positive integer; got 2.0.",
     ),
 ]
 

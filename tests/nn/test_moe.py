@@ -189,7 +189,7 @@ def test_errors_are_typed_and_construction_is_transactional():
         MixtureOfExperts(4, 4, 2, 1, overflow="reroute", rng=rng)
     with pytest.raises(CapacityError, match="capacity must be None or an integer"):
         MixtureOfExperts(4, 4, 2, 1, capacity=-1, rng=rng)
-    with pytest.raises(ValueError, match="gate projection"):
+    with pytest.raises(ValueError, match="MixtureOfExperts hidden_width must be at least 1"):
         MixtureOfExperts(4, 0, 2, 1, rng=rng)  # hidden width 0 fails inside the first expert
     assert rng.state == SplitMix64(1).state
     with pytest.raises(WidthError, match="last axis is 4"):

@@ -81,12 +81,12 @@ def test_odd_width_is_a_typed_error_with_the_fix():
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        ((-1, 4), "num_positions must be an integer >= 0; got -1"),
-        ((2, 0), "width must be an integer >= 1; got 0"),
-        ((2, 4.0), "width must be an integer >= 1; got 4.0"),
-        ((True, 4), "num_positions must be an integer >= 0; got True"),
-        ((2, 4, 0.0), "base must be a positive finite number"),
-        ((2, 4, "x"), "base must be a positive real number"),
+        ((-1, 4), "num_positions must be a non-negative integer; got -1."),
+        ((2, 0), "width must be at least 1; got 0."),
+        ((2, 4.0), "width must be a positive integer; got 4.0."),
+        ((True, 4), "num_positions must be a non-negative integer; got True."),
+        ((2, 4, 0.0), "base must be greater than 0; got 0.0. Use a base such as 10000.0."),
+        ((2, 4, "x"), "base must be a real number; got 'x'."),
     ],
 )
 def test_sinusoidal_argument_errors(args, fragment):

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..autodiff import Tensor, ops
 from ..errors import (
+    AlibiHeadCountError,
     ArgumentError,
     AttentionRankError,
     AttentionShapeError,
@@ -36,10 +37,13 @@ from ..errors import (
     MaskShapeError,
     MaskTypeError,
     QueryLengthError,
+    RotaryWidthError,
     ScoreBiasError,
     WidthError,
 )
 from ..random import SplitMix64
+from ..validate import array, boolean, element_count, generator, non_negative_int, positive_int
+from ..validate import tensor as as_tensor
 from .linear import Linear
 from .module import Module, check_name
 
@@ -74,11 +78,7 @@ class PositionScheme(Protocol):
 
 
 def _check_head_count(num_heads: Any) -> int:
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int | np.integer):
-        raise HeadCountError(f"num_heads must be a positive integer; got {num_heads!r}.")
-    if num_heads < 1:
-        raise HeadCountError(f"num_heads must be at least 1; got {num_heads}.")
-    return int(num_heads)
+    return positive_int(num_heads, "num_heads", error=HeadCountError)
 
 
 def _check_divisible(width: int, num_heads: int) -> int:
@@ -93,7 +93,7 @@ def _check_divisible(width: int, num_heads: int) -> int:
 
 def split_heads(x: Any, num_heads: int) -> Tensor:
     """[B,T,D] → reshape [B,T,H,d_h] → permute (0,2,1,3) → [B,H,T,d_h], d_h = D / H."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+    x = as_tensor(x, "split_heads input")
     num_heads = _check_head_count(num_heads)
     if x.ndim != 3:
         raise AttentionRankError(
@@ -108,7 +108,7 @@ def split_heads(x: Any, num_heads: int) -> Tensor:
 
 def merge_heads(x: Any) -> Tensor:
     """[B,H,T,d_h] → permute (0,2,1,3) → [B,T,H,d_h] → reshape [B,T,H·d_h]: split's inverse."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+    x = as_tensor(x, "merge_heads input")
     if x.ndim != 4:
         raise AttentionRankError(
             f"merge_heads expects [B, H, T, d_h] (rank 4); got shape {x.shape}."
@@ -123,22 +123,28 @@ def merge_heads(x: Any) -> Tensor:
 
 def causal_mask(query_len: int, key_len: int) -> np.ndarray:
     """Boolean [L,S], True (blocked) where key j > (S − L) + i: queries are the last L keys."""
-    for label, value in (("query_len", query_len), ("key_len", key_len)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise ArgumentError(
-                f"causal_mask {label} must be a non-negative integer; got {value!r}."
-            )
+    query_len = non_negative_int(query_len, "causal_mask query_len")
+    key_len = non_negative_int(key_len, "causal_mask key_len")
     if query_len > key_len:
         raise QueryLengthError(
             f"A causal mask places the L queries at the last L of the S key positions, so it "
             f"needs L <= S; got L = {query_len}, S = {key_len}."
         )
+    element_count((query_len, key_len), "causal_mask [L, S]")
     return np.triu(np.ones((query_len, key_len), dtype=bool), k=key_len - query_len + 1)
 
 
 def _mask_array(mask: Any, label: str) -> np.ndarray:
     """A mask as a numpy array: Boolean stays Boolean, float becomes float64 (no NaN/+inf)."""
-    array = mask.value if isinstance(mask, Tensor) else np.asarray(mask)
+    if isinstance(mask, Tensor):
+        array = mask.value
+    else:
+        try:
+            array = np.asarray(mask)
+        except (TypeError, ValueError) as error:
+            raise MaskTypeError(
+                f"{label} must be a rectangular Boolean or float array; got {mask!r} ({error})."
+            ) from error
     if array.dtype == np.bool_:
         return array
     if not np.issubdtype(array.dtype, np.floating):
@@ -223,7 +229,11 @@ def _combine_masks(
 
 
 def _bias_tensor(bias: Any, shape: tuple[int, int, int, int]) -> Tensor:
-    tensor = bias if isinstance(bias, Tensor) else Tensor._constant(np.asarray(bias, np.float64))
+    tensor = (
+        bias
+        if isinstance(bias, Tensor)
+        else Tensor._constant(array(bias, "bias", error=ScoreBiasError, finite=False))
+    )
     try:
         broadcast = np.broadcast_shapes(tensor.shape, shape)
     except ValueError:
@@ -290,14 +300,15 @@ def scaled_dot_product_attention(
     after each query, with the L queries at the last L of the S positions. A fully blocked
     query row gets zero weights and a zero output, and so does every row when S = 0.
     """
-    q = q if isinstance(q, Tensor) else Tensor(q)
-    k = k if isinstance(k, Tensor) else Tensor(k)
-    v = v if isinstance(v, Tensor) else Tensor(v)
+    q = as_tensor(q, "scaled_dot_product_attention q")
+    k = as_tensor(k, "scaled_dot_product_attention k")
+    v = as_tensor(v, "scaled_dot_product_attention v")
+    causal = boolean(causal, "causal")
     _check_qkv(q, k, v)
     batch, heads, queries, head_width = q.shape
     keys = k.shape[2]
     shape = (batch, heads, queries, keys)
-    masks = _combine_masks(mask, key_padding_mask, bool(causal), shape)
+    masks = _combine_masks(mask, key_padding_mask, causal, shape)
     bias_tensor = None if bias is None else _bias_tensor(bias, shape)
 
     if keys == 0:  # nothing to read: every row is fully blocked, so zero weights and outputs
@@ -323,20 +334,37 @@ def scaled_dot_product_attention(
 
 
 def _check_model_width(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ArgumentError(f"MultiHeadAttention model_width must be an integer; got {value!r}.")
-    if value < 1:
-        raise WidthError(f"MultiHeadAttention model_width must be at least 1; got {value}.")
-    return int(value)
+    return positive_int(
+        value, "MultiHeadAttention model_width", error=ArgumentError, range_error=WidthError
+    )
 
 
-def _check_positions(positions: Any) -> Any:
-    if positions is not None and not isinstance(positions, PositionScheme):
+def _check_positions(positions: Any, num_heads: int, head_width: int) -> Any:
+    """A position scheme that fits H heads of width d_h, or None (checked before building)."""
+    if positions is None:
+        return None
+    if not isinstance(positions, PositionScheme):
         raise ArgumentError(
             "positions must provide score_bias(num_heads, query_len, key_len) and rotate(x) "
             f"(the PositionScheme protocol), or be None; got {type(positions).__name__}."
         )
+    heads = getattr(positions, "num_heads", None)  # ALiBi: one slope per head
+    if heads is not None and heads != num_heads:
+        raise AlibiHeadCountError(
+            f"The position scheme holds {heads} ALiBi slopes, one per head, but the attention "
+            f"has num_heads = {num_heads}; got {positions!r}. Build ALiBiPositions({num_heads})."
+        )
+    width = getattr(positions, "head_width", None)  # RoPE: rotates rows of width d_h
+    if width is not None and width != head_width:
+        raise RotaryWidthError(
+            f"The position scheme rotates rows of width {width}, but each head has width d_h = "
+            f"D / H = {head_width}; got {positions!r}. Build RoPEPositions({head_width})."
+        )
     return positions
+
+
+def _weight(value: Any, label: str) -> np.ndarray:
+    return array(value, f"MultiHeadAttention {label}", error=AttentionWeightError)
 
 
 class MultiHeadAttention(Module):
@@ -358,11 +386,12 @@ class MultiHeadAttention(Module):
     ) -> None:
         model_width = _check_model_width(model_width)
         num_heads = _check_head_count(num_heads)
-        _check_divisible(model_width, num_heads)
+        head_width = _check_divisible(model_width, num_heads)
+        element_count((model_width, model_width), "MultiHeadAttention projection weight")
+        causal = boolean(causal, "causal")
         check_name(name, "MultiHeadAttention")
-        _check_positions(positions)
-        if not isinstance(rng, SplitMix64):
-            raise ArgumentError(f"rng must be a SplitMix64 generator; got {type(rng).__name__}.")
+        _check_positions(positions, num_heads, head_width)
+        rng = generator(rng, "MultiHeadAttention")
         Module.__init__(self, name)
         with rng.transaction() as draft:  # all four or none: a failure leaves rng unadvanced
             width = model_width
@@ -388,7 +417,7 @@ class MultiHeadAttention(Module):
         """A layer holding exactly W_Q, W_K, W_V, W_O (each [D, D], Y = X W convention)."""
         arrays = []
         for label, w in (("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)):
-            array = np.array(w.value if isinstance(w, Tensor) else w, dtype=np.float64)
+            array = _weight(w, label)
             if array.ndim != 2 or array.shape[0] != array.shape[1] or array.shape[0] == 0:
                 raise AttentionWeightError(
                     f"MultiHeadAttention {label} must be a square [D, D] matrix with D >= 1; "
@@ -401,9 +430,10 @@ class MultiHeadAttention(Module):
                 f"{[a.shape for a in arrays]}."
             )
         num_heads = _check_head_count(num_heads)
-        _check_divisible(arrays[0].shape[0], num_heads)
+        head_width = _check_divisible(arrays[0].shape[0], num_heads)
+        causal = boolean(causal, "causal")
         check_name(name, "MultiHeadAttention")
-        _check_positions(positions)
+        _check_positions(positions, num_heads, head_width)
         layer = cls.__new__(cls)
         Module.__init__(layer, name)
         parts = [
@@ -454,7 +484,7 @@ class MultiHeadAttention(Module):
 
     def project_heads(self, x: Any) -> tuple[Tensor, Tensor, Tensor]:
         """q, k, v as [B,H,T,d_h], after the position scheme's rotation (if any)."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = as_tensor(x, "MultiHeadAttention input")
         self.check_input(x)
         q = split_heads(self.query(x), self.num_heads)  # (B, H, T, d_h)
         k = split_heads(self.key(x), self.num_heads)
@@ -476,6 +506,7 @@ class MultiHeadAttention(Module):
         average_weights: bool = True,
     ) -> tuple[Tensor, Tensor]:
         """(output [B,T,D], weights [B,T,T] averaged over heads, or [B,H,T,T] if not)."""
+        average_weights = boolean(average_weights, "average_weights")
         q, k, v = self.project_heads(x)
         tokens = q.shape[2]
         bias = None

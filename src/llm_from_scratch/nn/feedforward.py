@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..autodiff import Tensor
 from ..errors import (
     ActivationError,
@@ -22,6 +20,7 @@ from ..errors import (
     FeedForwardWidthError,
 )
 from ..random import SplitMix64
+from ..validate import boolean, element_count, generator, positive_int, tensor
 from .linear import Linear
 from .module import Module, check_feature_axis, check_name
 from .swiglu import GatedFeedForward
@@ -31,16 +30,14 @@ ACTIVATIONS: tuple[str, ...] = ("gelu", "relu", "silu", "identity")
 
 
 def _check_width(value: Any, label: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ArgumentError(f"FeedForward {label} must be an integer; got {value!r}.")
-    if value <= 0:
-        raise FeedForwardWidthError(f"FeedForward {label} must be at least 1; got {value}.")
-    return int(value)
+    return positive_int(
+        value, f"FeedForward {label}", error=ArgumentError, range_error=FeedForwardWidthError
+    )
 
 
 def check_activation(activation: Any) -> str:
     """Validate an activation name and return it."""
-    if activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ActivationError(
             f"FeedForward activation must be one of {', '.join(map(repr, ACTIVATIONS))}; "
             f"got {activation!r}."
@@ -50,7 +47,7 @@ def check_activation(activation: Any) -> str:
 
 def activate(z: Any, activation: str) -> Tensor:
     """φ(z) for a named activation: GELU zΦ(z), ReLU max(z, 0), SiLU zσ(z), or z itself."""
-    z = z if isinstance(z, Tensor) else Tensor(z)
+    z = tensor(z, "activate input")
     activation = check_activation(activation)
     return z if activation == "identity" else getattr(z, activation)()
 
@@ -70,12 +67,12 @@ class FeedForward(Module):
     ) -> None:
         model_width = _check_width(model_width, "model width")
         hidden_width = _check_width(hidden_width, "hidden width")
+        for shape in ((model_width, hidden_width), (hidden_width, model_width)):
+            element_count(shape, f"FeedForward({model_width} -> {hidden_width}) weight")
         activation = check_activation(activation)
-        if not isinstance(bias, bool):
-            raise ArgumentError(f"FeedForward bias must be True or False; got {bias!r}.")
+        bias = boolean(bias, "FeedForward bias")
         check_name(name, "FeedForward")
-        if not isinstance(rng, SplitMix64):
-            raise ArgumentError(f"FeedForward needs a SplitMix64 rng; got {type(rng).__name__}.")
+        rng = generator(rng, "FeedForward")
         with rng.transaction() as draft:  # W₁ then W₂ from one stream, all or nothing
             up = Linear(model_width, hidden_width, bias=bias, name=f"{name}.up", rng=draft)
             down = Linear(hidden_width, model_width, bias=bias, name=f"{name}.down", rng=draft)
@@ -144,7 +141,7 @@ class FeedForward(Module):
 
     def forward(self, x: Any) -> Tensor:
         """φ(x W₁ + b₁) W₂ + b₂ on the last axis; leading axes pass through."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = tensor(x, "FeedForward input")
         self.check_input(x)
         hidden = activate(self.up(x), self.activation)  # (..., hidden)
         return self.down(hidden)  # (..., D)

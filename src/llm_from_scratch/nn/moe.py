@@ -26,6 +26,8 @@ import numpy as np
 from ..autodiff import Tensor, concat
 from ..errors import ArgumentError, CapacityError, ExpertCountError, WidthError
 from ..random import SplitMix64
+from ..validate import array, boolean, element_count, generator, integer, positive_int
+from ..validate import tensor as as_tensor
 from .linear import Linear
 from .module import Module, check_name
 from .swiglu import SwiGLU
@@ -34,9 +36,18 @@ OVERFLOW_POLICIES = ("drop", "next")
 
 
 def _check_count(value: Any, label: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ExpertCountError(f"{label} must be an integer ≥ {minimum}; got {value!r}.")
-    return int(value)
+    return integer(value, label, minimum=minimum, error=ExpertCountError)
+
+
+def _check_k(k: Any, num_experts: int) -> int:
+    """k in [1, E]: a token cannot be routed to more experts than exist."""
+    k = _check_count(k, "k")
+    if k > num_experts:
+        raise ExpertCountError(
+            f"k must be at most num_experts {num_experts}; got {k}. Each token picks k distinct "
+            "experts."
+        )
+    return k
 
 
 def ranked_experts(probabilities: np.ndarray) -> np.ndarray:
@@ -46,7 +57,11 @@ def ranked_experts(probabilities: np.ndarray) -> np.ndarray:
 
 def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
     """(selected [..., k], gates [..., k]): the k largest p per row and p_sel / Σ p_sel."""
-    p = probabilities.value if isinstance(probabilities, Tensor) else np.asarray(probabilities)
+    p = (
+        probabilities.value
+        if isinstance(probabilities, Tensor)
+        else array(probabilities, "top_k_gates probabilities")
+    )
     if p.ndim == 0:
         raise WidthError(
             "top_k_gates needs probabilities [..., E] with an expert axis; got a scalar."
@@ -69,6 +84,20 @@ def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
 
 def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
     """Gates scattered to [..., E]: each token's coefficient per expert, zero where unselected."""
+    num_experts = _check_count(num_experts, "num_experts")
+    selected = np.asarray(selected)
+    if selected.dtype.kind not in "iu" or (
+        selected.size and (selected.min() < 0 or selected.max() >= num_experts)
+    ):
+        raise ExpertCountError(
+            f"selected must hold integer expert indices in [0, {num_experts}); got dtype "
+            f"{selected.dtype} and shape {selected.shape}."
+        )
+    if tuple(np.shape(gates)) != selected.shape:
+        raise ExpertCountError(
+            f"gates must have the shape of selected {selected.shape}, one gate per choice; got "
+            f"{tuple(np.shape(gates))}."
+        )
     one_hot = (selected[..., None] == np.arange(num_experts)).astype(np.float64)  # (..., k, E)
     if isinstance(gates, Tensor):
         return (gates.reshape(*gates.shape, 1) * one_hot).sum(axis=-2)
@@ -77,7 +106,7 @@ def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
 
 def importance_loss(gates: Any) -> Tensor:
     """CV²(importance) = Var(I) / mean(I)², I_e = Σ_tokens gate coefficient of expert e."""
-    g = gates if isinstance(gates, Tensor) else Tensor(gates)
+    g = as_tensor(gates, "importance_loss gates")
     if g.ndim == 0:
         raise WidthError("importance_loss needs gates [..., E] with an expert axis; got a scalar.")
     importance = g.reshape(-1, g.shape[-1]).sum(axis=0)  # (E,)
@@ -88,7 +117,14 @@ def importance_loss(gates: Any) -> Tensor:
 
 def capacity_from_factor(tokens: int, num_experts: int, k: int, factor: float) -> int:
     """Slots per expert: ⌈factor · tokens · k / E⌉ (factor 1 is an exactly even share)."""
-    if not (factor >= 0 and math.isfinite(factor)):
+    tokens = integer(tokens, "tokens", minimum=0, error=CapacityError)
+    num_experts = _check_count(num_experts, "num_experts")
+    k = _check_k(k, num_experts)
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float | np.integer | np.floating)
+        or not (factor >= 0 and math.isfinite(factor))
+    ):
         raise CapacityError(f"capacity factor must be finite and non-negative; got {factor!r}.")
     share = factor * tokens * k / num_experts
     return math.ceil(round(share, 9))  # 1.1 · 100 / 10 is 11.000000000000002: still 11 slots
@@ -114,7 +150,16 @@ def assign_capacity(
         isinstance(capacity, bool) or not isinstance(capacity, int | np.integer) or capacity < 0
     ):
         raise CapacityError(f"capacity must be None or an integer ≥ 0; got {capacity!r}.")
+    ranking = np.asarray(ranking)
+    if ranking.ndim != 2 or ranking.dtype.kind not in "iu":
+        raise ExpertCountError(
+            f"ranking must be an integer [N, E] array of expert indices; got dtype "
+            f"{ranking.dtype} and shape {ranking.shape}."
+        )
     tokens, num_experts = ranking.shape
+    k = _check_k(k, num_experts) if tokens else _check_count(k, "k")
+    if tokens and (ranking.min() < 0 or ranking.max() >= num_experts):
+        raise ExpertCountError(f"ranking entries must be expert indices in [0, {num_experts}).")
     limit = tokens * k if capacity is None else int(capacity)
     placement = np.full((tokens, k), -1, dtype=np.int64)
     assigned = np.zeros(num_experts, dtype=np.int64)
@@ -176,11 +221,15 @@ class TopKRouter(Module):
         name: str = "router",
         rng: SplitMix64,
     ) -> None:
+        model_width = positive_int(
+            model_width, "TopKRouter model_width", error=ArgumentError, range_error=WidthError
+        )
         num_experts = _check_count(num_experts, "num_experts")
-        k = _check_count(k, "k")
-        if k > num_experts:
-            raise ExpertCountError(f"k must be at most num_experts {num_experts}; got {k}.")
+        k = _check_k(k, num_experts)
+        noisy = boolean(noisy, "noisy")
+        element_count((model_width, num_experts), "TopKRouter weight")
         check_name(name, "TopKRouter")
+        rng = generator(rng, "TopKRouter")
         with rng.transaction() as draft:
             projection = Linear(model_width, num_experts, bias=False, name=name, rng=draft)
             noise = (
@@ -201,11 +250,12 @@ class TopKRouter(Module):
             if noise_weight is None
             else Linear.from_parameters(noise_weight, name=f"{name}.noise")
         )
-        k = _check_count(k, "k")
-        if k > projection.output_width:
+        if noise is not None and noise.weight.shape != projection.weight.shape:
             raise ExpertCountError(
-                f"k must be at most num_experts {projection.output_width}; got {k}."
+                f"TopKRouter noise_weight must have the router weight's shape "
+                f"{projection.weight.shape}; got {noise.weight.shape}."
             )
+        k = _check_k(k, projection.output_width)
         router = cls.__new__(cls)
         router._build(projection, noise, k, name)
         return router
@@ -222,7 +272,9 @@ class TopKRouter(Module):
 
     def forward(self, x: Any, *, noise_rng: SplitMix64 | None = None) -> RouterOutput:
         """Scores [..., E] → softmax → top-k gates; noise only when noisy and given a generator."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = as_tensor(x, "TopKRouter input")
+        if noise_rng is not None:
+            generator(noise_rng, "TopKRouter noise")
         scores = self.projection(x)  # (..., E)
         if self.noisy and noise_rng is not None:
             z = self.noise(x)  # softplus(z) = relu(z) + log(1 + e^−|z|), the noise scale
@@ -231,6 +283,22 @@ class TopKRouter(Module):
         probabilities = scores.softmax(axis=-1)
         selected, gates = top_k_gates(probabilities, self.k)
         return RouterOutput(scores, probabilities, selected, gates)
+
+
+def _check_expert(module: Any, index: int, model_width: int) -> None:
+    """An expert must be a Module mapping [.., D] to [.., D] (checked on its declared widths)."""
+    if not isinstance(module, Module):
+        raise ArgumentError(f"expert {index} must be a Module; got {type(module).__name__}.")
+    reads = getattr(module, "input_width", getattr(module, "model_width", None))
+    writes = getattr(module, "output_width", getattr(module, "model_width", None))
+    if (reads is not None and reads != model_width) or (
+        writes is not None and writes != model_width
+    ):
+        raise WidthError(
+            f"expert {index} must read and return the router's model width {model_width} (its "
+            f"output is added back in place of the token); got {module!r}, reading {reads} and "
+            f"returning {writes}."
+        )
 
 
 class MixtureOfExperts(Module):
@@ -249,11 +317,28 @@ class MixtureOfExperts(Module):
         name: str = "moe",
         rng: SplitMix64,
     ) -> None:
+        model_width = positive_int(
+            model_width,
+            "MixtureOfExperts model_width",
+            error=ArgumentError,
+            range_error=WidthError,
+        )
+        hidden_width = positive_int(
+            hidden_width,
+            "MixtureOfExperts hidden_width",
+            error=ArgumentError,
+            range_error=WidthError,
+        )
         num_experts = _check_count(num_experts, "num_experts")
+        k = _check_k(k, num_experts)
         if expert != "swiglu":
             raise ArgumentError(f"expert must be 'swiglu'; got {expert!r}.")
         assign_capacity(np.zeros((0, num_experts), dtype=np.int64), 1, capacity, overflow)
+        per_expert = 3 * model_width * hidden_width  # gate, up [D, H] and down [H, D]
+        element_count((model_width, hidden_width), "MixtureOfExperts expert weight")
+        element_count((num_experts, per_expert + model_width), "MixtureOfExperts parameters")
         check_name(name, "MixtureOfExperts")
+        rng = generator(rng, "MixtureOfExperts")
         with rng.transaction() as draft:
             router = TopKRouter(model_width, num_experts, k, name=f"{name}.router", rng=draft)
             experts = [
@@ -275,13 +360,23 @@ class MixtureOfExperts(Module):
         name: str = "moe",
     ) -> MixtureOfExperts:
         """A mixture from an existing router and one expert module per router output."""
+        if not isinstance(router, TopKRouter):
+            raise ArgumentError(f"router must be a TopKRouter; got {type(router).__name__}.")
+        if isinstance(experts, Module) or not isinstance(experts, list | tuple):
+            raise ArgumentError(
+                f"experts must be a list of modules, one per router output; got "
+                f"{type(experts).__name__}."
+            )
+        for e, module in enumerate(experts):
+            _check_expert(module, e, router.model_width)
         if len(experts) != router.num_experts:
             raise ExpertCountError(
                 f"the router scores {router.num_experts} experts; got {len(experts)} modules."
             )
         assign_capacity(np.zeros((0, router.num_experts), dtype=np.int64), 1, capacity, overflow)
+        check_name(name, "MixtureOfExperts")
         moe = cls.__new__(cls)
-        moe._build(router, list(experts), capacity, overflow, check_name(name, "MixtureOfExperts"))
+        moe._build(router, list(experts), capacity, overflow, name)
         return moe
 
     def _build(
@@ -308,7 +403,7 @@ class MixtureOfExperts(Module):
         self, x: Any, *, noise_rng: SplitMix64 | None = None
     ) -> tuple[Tensor, RoutingReport]:
         """(output with x's shape, the routing report of this batch)."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = as_tensor(x, "MixtureOfExperts input")
         if x.ndim == 0 or x.shape[-1] != self.model_width:
             raise WidthError(
                 f"MixtureOfExperts expects input whose last axis is {self.model_width}; "
@@ -331,7 +426,7 @@ class MixtureOfExperts(Module):
         if contributions:
             where = np.concatenate(destinations)
             combine = (np.arange(tokens)[:, None] == where[None, :]).astype(np.float64)
-            output = Tensor(combine) @ concat(*contributions, axis=0)  # (N, D)
+            output = Tensor(combine) @ concat(contributions, axis=0)  # (N, D)
         else:
             output = rows * 0.0
         importance = dense_gates(routed.selected, routed.gates.value, self.num_experts).sum(0)

@@ -16,8 +16,6 @@ Three ways to tell attention where a token sits:
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any, Literal
 
 import numpy as np
@@ -34,6 +32,9 @@ from ..errors import (
     RankError,
     RotaryWidthError,
 )
+from ..validate import array as as_array
+from ..validate import element_count, finite_float, integer, positive_int
+from ..validate import tensor as as_tensor
 from .module import Module
 
 Pairing = Literal["interleaved", "half"]
@@ -45,21 +46,12 @@ PAIRINGS: tuple[str, ...] = ("interleaved", "half")
 
 def _count(label: str, value: Any, *, minimum: int) -> int:
     """An integer >= minimum (bools refused), or ArgumentError."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ArgumentError(f"{label} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
+    return integer(value, label, minimum=minimum)
 
 
 def _base(value: Any) -> float:
     """A finite base > 0 for the frequency schedule base^(−2j/D)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentError(f"base must be a positive real number such as 10000.0; got {value!r}.")
-    number = float(value)
-    if not (math.isfinite(number) and number > 0.0):
-        raise ArgumentError(
-            f"base must be a positive finite number such as 10000.0; got {value!r}."
-        )
-    return number
+    return finite_float(value, "base", positive=True, fix="Use a base such as 10000.0.")
 
 
 def _even_width(label: str, value: Any, what: str) -> int:
@@ -96,6 +88,7 @@ def sinusoidal_encoding(num_positions: int, width: int, base: float = 10000.0) -
     """P[t, 2j] = sin(tω_j), P[t, 2j + 1] = cos(tω_j), ω_j = base^(−2j/width); shape [T, D]."""
     num_positions = _count("num_positions", num_positions, minimum=0)
     width = _even_width("width", width, "The sinusoidal encoding")
+    element_count((num_positions, width), "sinusoidal_encoding [T, D]")
     omega = pair_frequencies(width, base)  # (D/2,)
     angles = np.arange(num_positions, dtype=np.float64)[:, None] * omega[None, :]  # (T, D/2)
     table = np.empty((num_positions, width))
@@ -108,12 +101,12 @@ def sinusoidal_encoding(num_positions: int, width: int, base: float = 10000.0) -
 
 
 def _alibi_head_count(num_heads: Any) -> int:
-    if isinstance(num_heads, bool) or not isinstance(num_heads, numbers.Integral) or num_heads < 1:
-        raise AlibiHeadCountError(
-            f"ALiBi needs one slope per head, so num_heads must be a positive integer; "
-            f"got {num_heads!r}."
-        )
-    return int(num_heads)
+    return positive_int(
+        num_heads,
+        "ALiBi num_heads",
+        error=AlibiHeadCountError,
+        fix="ALiBi needs one slope per head.",
+    )
 
 
 def _geometric_slopes(count: int) -> np.ndarray:
@@ -138,10 +131,7 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
 
 def _custom_slopes(num_heads: int, slopes: Any) -> np.ndarray:
     """Explicit slopes: one finite, positive number per head."""
-    try:
-        array = np.array(slopes, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ArgumentError(f"slopes must be numbers; got {slopes!r} ({error}).") from error
+    array = as_array(slopes, "ALiBi slopes", finite=False)
     if array.shape != (num_heads,):
         raise AlibiHeadCountError(
             f"ALiBi needs exactly one slope per head: {num_heads} heads need slopes of shape "
@@ -166,6 +156,7 @@ def alibi_bias(num_heads: int, query_len: int, key_len: int, *, slopes: Any = No
     slopes = alibi_slopes(num_heads) if slopes is None else _custom_slopes(num_heads, slopes)
     query_len = _count("query_len", query_len, minimum=0)
     key_len = _count("key_len", key_len, minimum=0)
+    element_count((num_heads, query_len, key_len), "alibi_bias [H, L, S]")
     if query_len > key_len:
         raise QueryLengthError(
             f"ALiBi places the L queries at the last L of the S key positions, so query_len "
@@ -181,7 +172,7 @@ def alibi_bias(num_heads: int, query_len: int, key_len: int, *, slopes: Any = No
 
 
 def _as_tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return as_tensor(x, "input x")
 
 
 def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tensor:
@@ -207,7 +198,7 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
         )
     half = width // 2
     pair_shape = (*x.shape[:-1], half)
-    theta = np.asarray(angles.value if isinstance(angles, Tensor) else angles, dtype=np.float64)
+    theta = as_array(angles, "rotate_pairs angles")
     try:
         fits = np.broadcast_shapes(theta.shape, pair_shape) == pair_shape
     except ValueError:
@@ -276,7 +267,9 @@ class RotaryEmbedding(Module):
         self.base = base
         self.pairing = pairing
         self.frequencies = pair_frequencies(head_width, base)  # (d_h/2,)
-        self._default_tables: dict[int, tuple] = {}  # T → (pairing, ω, tables), positions 0…T−1
+        # One set of tables for positions 0 … T_max − 1, the longest length seen, sliced for
+        # shorter calls: memory is bounded by one [T_max, d_h] table, however many lengths run.
+        self._default_tables: tuple | None = None  # (pairing, ω, T_max, tables)
 
     def __repr__(self) -> str:
         return (
@@ -284,9 +277,31 @@ class RotaryEmbedding(Module):
             f"pairing={self.pairing!r}, name={self.name!r})"
         )
 
+    def _tables_for(self, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """cos, signed sin [T, d_h] and the partner index for positions 0 … T − 1 (cached)."""
+        cached = self._default_tables
+        if (
+            cached is None
+            or cached[0] != self.pairing
+            or cached[1] is not self.frequencies
+            or cached[2] < length
+        ):
+            longest = length if cached is None else max(length, cached[2])
+            element_count((longest, self.head_width), "RotaryEmbedding tables [T, d_h]")
+            angles = self.angles(np.arange(longest, dtype=np.float64))  # (T_max, d_h/2)
+            cached = (
+                self.pairing,
+                self.frequencies,
+                longest,
+                rotation_tables(angles, self.pairing),
+            )
+            self._default_tables = cached
+        cos_full, sin_signed, swap = cached[3]
+        return cos_full[:length], sin_signed[:length], swap  # views: no copy per call
+
     def angles(self, positions: Any) -> np.ndarray:
         """θ[..., t, j] = positions[..., t] · ω_j, shape positions.shape + (d_h/2,)."""
-        positions = np.asarray(positions, dtype=np.float64)
+        positions = as_array(positions, "RotaryEmbedding positions")
         return positions[..., None] * self.frequencies
 
     def forward(self, x: Any, positions: Any = None) -> Tensor:
@@ -303,15 +318,10 @@ class RotaryEmbedding(Module):
                 f"{self.head_width}; got shape {x.shape}."
             )
         rows = x.shape[:-1]
-        if positions is None:  # the usual case: the same tables for every call of length T
-            cached = self._default_tables.get(rows[-1])
-            if cached is None or cached[0] != self.pairing or cached[1] is not self.frequencies:
-                angles = self.angles(np.arange(rows[-1], dtype=np.float64))
-                cached = (self.pairing, self.frequencies, rotation_tables(angles, self.pairing))
-                self._default_tables[rows[-1]] = cached
-            cos_full, sin_signed, swap = cached[2]
+        if positions is None:  # the usual case: positions 0 … T − 1, from the shared tables
+            cos_full, sin_signed, swap = self._tables_for(rows[-1])
             return ops.pair_rotate(x, cos=cos_full, sin=sin_signed, partner=swap)
-        positions = np.asarray(positions, dtype=np.float64)
+        positions = as_array(positions, "RotaryEmbedding positions")
         try:
             fits = np.broadcast_shapes(positions.shape, rows) == rows
         except ValueError:

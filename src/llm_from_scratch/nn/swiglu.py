@@ -14,7 +14,6 @@ from typing import Any, ClassVar, TypeVar
 
 from ..autodiff import Tensor
 from ..errors import (
-    ArgumentError,
     BranchHiddenWidthError,
     BranchInputWidthError,
     DownInputWidthError,
@@ -25,6 +24,7 @@ from ..errors import (
     ZeroOutputWidthError,
 )
 from ..random import SplitMix64
+from ..validate import element_count, generator, tensor
 from .linear import Linear, _check_width
 from .module import Module, check_name
 
@@ -78,8 +78,9 @@ class GatedFeedForward(Module):
                     _check_width(b, "output width", ZeroOutputWidthError),
                 ),
             )
-        if not isinstance(rng, SplitMix64):
-            raise ArgumentError(f"{kind} needs a SplitMix64 rng; got {type(rng).__name__}.")
+        for projection, (fan_in, fan_out) in plan.items():  # every size before any draw
+            element_count((fan_in, fan_out), f"{kind} {projection} weight")
+        rng = generator(rng, kind)
         with rng.transaction() as draft:  # gate, up, down from one stream, all or nothing
             layers = [
                 self._projection(
@@ -170,7 +171,7 @@ class GatedFeedForward(Module):
 
     def forward_with_intermediates(self, x: Any) -> GatedIntermediates:
         """The named stages A, S, U, H, Y of the one computation ``forward`` returns."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = tensor(x, f"{type(self).__name__} input")
         a = self._projection("gate", lambda: self.gate(x))  # (..., d_ff)
         s = self._operation(f"gate activation ({self.activation})", lambda: self.activate(a))
         u = self._projection("up", lambda: self.up(x))  # (..., d_ff)
