@@ -8,7 +8,7 @@ stored outputs (streams, text, glue records, widget state) showing more than
 `GUARD_DIGITS` significant digits: a value the precision policy
 (`llm_from_scratch.precision`) should have rounded.
 
-`python tools/notebook_outputs.py A.ipynb B.ipynb` prints the cells whose outputs differ.
+`python -m tools.notebook_outputs A.ipynb B.ipynb` prints the cells whose outputs differ.
 """
 
 from __future__ import annotations

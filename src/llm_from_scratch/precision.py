@@ -45,15 +45,18 @@ __all__ = [
 ]
 
 
-def _round_float(x: float) -> float:
-    """x rounded to SIGNIFICANT significant digits; -0.0 becomes 0.0, inf and nan pass."""
+def _round_float(x: float, significant: int = SIGNIFICANT) -> float:
+    """x rounded to ``significant`` digits; -0.0 becomes 0.0, inf and nan pass."""
     if not math.isfinite(x):
         return x
-    return float(f"{x:.{SIGNIFICANT - 1}e}") + 0.0  # + 0.0 turns -0.0 into 0.0
+    return float(f"{x:.{significant - 1}e}") + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def rounded(value: Any) -> Any:
+def rounded(value: Any, significant: int = SIGNIFICANT) -> Any:
     """``value`` with every float in it rounded to 10 significant digits (numpy → Python types).
+
+    ``significant`` may be raised up to GUARD_DIGITS where an absolute tolerance needs it (a
+    predict-then-check answer near 1e6 checked to 1e-6 keeps 12).
 
     Floats, numpy floating scalars and float arrays are rounded; ints, bools and strings pass
     unchanged; lists, tuples and dicts are rounded item by item. A numpy array comes back as an
@@ -61,20 +64,25 @@ def rounded(value: Any) -> Any:
     """
     if isinstance(value, bool | np.bool_ | str | bytes) or value is None:
         return bool(value) if isinstance(value, np.bool_) else value
+    if not (isinstance(significant, int) and 1 <= significant <= GUARD_DIGITS):
+        raise ArgumentError(
+            f"significant must be an integer from 1 to {GUARD_DIGITS}; got {significant!r}."
+        )
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
-            return rounded(value.item())
+            return rounded(value.item(), significant)
         if np.issubdtype(value.dtype, np.floating):
-            return np.vectorize(_round_float, otypes=[np.float64])(value.astype(np.float64))
+            one = np.vectorize(lambda x: _round_float(x, significant), otypes=[np.float64])
+            return one(value.astype(np.float64))
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
-        return _round_float(float(value))
+        return _round_float(float(value), significant)
     if isinstance(value, Mapping):
-        return {key: rounded(item) for key, item in value.items()}
+        return {key: rounded(item, significant) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        items = [rounded(item) for item in value]
+        items = [rounded(item, significant) for item in value]
         return items if isinstance(value, list) else tuple(items)
     return value
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
+from ..precision import GUARD_DIGITS, rounded
 from .checker import check, format_number, format_shape, format_vector
 
 MAX_DIGITS = 15  # beyond this a float64 has no more decimals to show
@@ -61,8 +62,13 @@ def _require_displayed_answer_passes(spec: dict[str, Any]) -> None:
 def number_spec(
     question: str, answer: object, *, reason: str, tolerance: object = 1e-6, digits: object = 6
 ) -> dict[str, Any]:
-    """Spec for one number, checked as |typed - answer| <= tolerance."""
-    value = _real("answer", answer)
+    """Spec for one number, checked as |typed - answer| <= tolerance.
+
+    The answer is stored rounded to 12 significant digits (llm_from_scratch.precision), so the
+    widget state, like the prose, is the same on every CPU while an answer near 1e6 keeps the
+    digits a tolerance of 1e-6 needs.
+    """
+    value = rounded(_real("answer", answer), GUARD_DIGITS)
     tol, places = _tolerance_and_digits(tolerance, digits)
     spec = {
         "kind": "number",
@@ -89,7 +95,7 @@ def vector_spec(
     if not np.all(np.isfinite(values)):
         raise ArgumentError(f"answer must be finite; got {values.tolist()!r}.")
     tol, places = _tolerance_and_digits(tolerance, digits)
-    floats = [float(v) for v in values]
+    floats = [rounded(float(v), GUARD_DIGITS) for v in values]  # as number_spec
     spec = {
         "kind": "vector",
         "question": _text("question", question),
