@@ -97,9 +97,9 @@ def test_explicit_hidden_width_and_multiplier() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"model_width": 0}, "model_width must be a positive integer; got 0."),
-        ({"model_width": 4, "num_layers": 0}, "num_layers must be a positive integer; got 0."),
-        ({"model_width": 4, "vocab_size": -1}, "vocab_size must be a positive integer; got -1."),
+        ({"model_width": 0}, "model_width must be at least 1; got 0."),
+        ({"model_width": 4, "num_layers": 0}, "num_layers must be at least 1; got 0."),
+        ({"model_width": 4, "vocab_size": -1}, "vocab_size must be at least 1; got -1."),
         ({"model_width": 4, "ffn_kind": "moe"}, "ffn_kind must be 'dense' or 'gated'; got 'moe'."),
         (
             {"model_width": 4, "norm": "batchnorm"},

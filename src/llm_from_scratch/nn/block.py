@@ -15,14 +15,16 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import BlockConfigError, WidthError
+from ..errors import ArgumentError, BlockConfigError, HeadCountError, OddWidthError, WidthError
 from ..random import SplitMix64
+from ..validate import boolean, element_count, generator, positive_int
+from ..validate import tensor as as_tensor
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .module import Module, check_name
 from .moe import MixtureOfExperts, RoutingReport
 from .norms import LayerNorm, RMSNorm
-from .positions import ALiBiPositions, RoPEPositions
+from .positions import PAIRINGS, ALiBiPositions, RoPEPositions
 from .swiglu import SwiGLU
 
 NORMS = {"layer": LayerNorm, "rms": RMSNorm}
@@ -32,9 +34,37 @@ POSITIONS = (None, "rope", "alibi")
 
 
 def _choice(value: Any, options: tuple, label: str) -> Any:
-    if value not in options:
+    if not isinstance(value, str | None) or value not in options:
         raise BlockConfigError(f"{label} must be one of {list(options)}; got {value!r}.")
     return value
+
+
+def _module_widths(module: Module) -> tuple[Any, Any]:
+    """The (read, returned) widths a module declares: input/output width or its model width."""
+    model = getattr(module, "model_width", None)
+    reads = getattr(module, "input_width", model)
+    writes = getattr(module, "output_width", model)
+    if reads is None:
+        reads = getattr(module, "width", None)  # LayerNorm, RMSNorm
+        writes = reads if writes is None else writes
+    return reads, writes
+
+
+def check_part(module: Any, label: str, model_width: int, kind: type = Module) -> None:
+    """A block part must be a ``kind`` that reads and returns [..., model_width]."""
+    if not isinstance(module, kind):
+        raise BlockConfigError(
+            f"TransformerBlock {label} must be a {kind.__name__}; got {type(module).__name__}."
+        )
+    reads, writes = _module_widths(module)
+    if (reads is not None and reads != model_width) or (
+        writes is not None and writes != model_width
+    ):
+        raise WidthError(
+            f"TransformerBlock {label} must read and return the model width {model_width}, "
+            f"because a residual adds its output to its input; got {module!r}, reading {reads} "
+            f"and returning {writes}. Build it for width {model_width}."
+        )
 
 
 def make_positions(kind: str | None, num_heads: int, head_width: int, pairing: str) -> Any:
@@ -77,12 +107,39 @@ class TransformerBlock(Module):
         name: str = "block",
         rng: SplitMix64,
     ) -> None:
+        model_width = positive_int(
+            model_width,
+            "TransformerBlock model_width",
+            error=ArgumentError,
+            range_error=WidthError,
+        )
+        num_heads = positive_int(num_heads, "num_heads", error=HeadCountError)
+        hidden_width = positive_int(
+            hidden_width,
+            "TransformerBlock hidden_width",
+            error=ArgumentError,
+            range_error=WidthError,
+        )
         _choice(norm, tuple(NORMS), "norm")
         _choice(order, ORDERS, "order")
         _choice(positions, POSITIONS, "positions")
-        if not isinstance(ffn, Module):
+        _choice(rope_pairing, PAIRINGS, "rope_pairing")
+        causal = boolean(causal, "causal")
+        if isinstance(ffn, Module):
+            check_part(ffn, "ffn", model_width)
+        else:
             _choice(ffn, FFN_KINDS, "ffn")
+            element_count((model_width, hidden_width), "TransformerBlock FFN weight")
         check_name(name, "TransformerBlock")
+        rng = generator(rng, "TransformerBlock")
+        if positions == "rope":  # RoPE rotates pairs of a head's coordinates: d_h must be even
+            head_width = model_width // num_heads if model_width % num_heads == 0 else None
+            if head_width is not None and head_width % 2:
+                raise OddWidthError(
+                    f"RoPE rotates coordinate pairs of each head, so the head width d_h = D / H = "
+                    f"{model_width} / {num_heads} = {head_width} must be even. Choose D and H "
+                    "with an even quotient."
+                )
         with rng.transaction() as draft:
             attention = MultiHeadAttention(
                 model_width, num_heads, causal=causal, name=f"{name}.attention", rng=draft
@@ -118,8 +175,18 @@ class TransformerBlock(Module):
     ) -> TransformerBlock:
         """A block around existing modules (e.g. loaded with exact fixture weights)."""
         _choice(order, ORDERS, "order")
+        if not isinstance(attention, MultiHeadAttention):
+            raise BlockConfigError(
+                f"TransformerBlock attention must be a MultiHeadAttention; got "
+                f"{type(attention).__name__}."
+            )
+        width = attention.model_width
+        for label, part in (("attention_norm", attention_norm), ("ffn_norm", ffn_norm)):
+            check_part(part, label, width)
+        check_part(ffn, "ffn", width)
+        check_name(name, "block")
         block = cls.__new__(cls)
-        block._build(attention_norm, attention, ffn_norm, ffn, order, check_name(name, "block"))
+        block._build(attention_norm, attention, ffn_norm, ffn, order, name)
         block.norm_kind = type(attention_norm).__name__
         block.positions_kind = type(attention.positions).__name__ if attention.positions else None
         return block
@@ -168,7 +235,7 @@ class TransformerBlock(Module):
 
     def stages(self, x: Any, key_padding_mask: Any = None) -> BlockStages:
         """Run the block, keeping every named stage (per-head weights)."""
-        x = x if isinstance(x, Tensor) else Tensor(x)
+        x = as_tensor(x, "TransformerBlock input")
         if x.ndim != 3 or x.shape[-1] != self.model_width:
             raise WidthError(
                 f"TransformerBlock(D = {self.model_width}) expects input [B, T, "
@@ -191,6 +258,7 @@ class TransformerBlock(Module):
         self, x: Any, key_padding_mask: Any = None, average_weights: bool = True
     ) -> tuple[Tensor, Tensor]:
         """(output [B, T, D], attention weights [B, T, T] averaged over heads or [B, H, T, T])."""
+        average_weights = boolean(average_weights, "average_weights")
         s = self.stages(x, key_padding_mask)
         return s.output, (s.weights.mean(axis=1) if average_weights else s.weights)
 

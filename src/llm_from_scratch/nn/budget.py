@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import BudgetArgumentError
+from ..validate import boolean, positive_int
 
 FeedForwardKind = Literal["dense", "gated"]
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -29,9 +30,7 @@ NORM_PARAMETERS_PER_FEATURE = {"layernorm": 2, "rmsnorm": 1}
 
 
 def _positive_int(value: Any, label: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise BudgetArgumentError(f"{label} must be a positive integer; got {value!r}.")
-    return int(value)
+    return positive_int(value, label, error=BudgetArgumentError)
 
 
 def _multiplier(value: Any) -> Fraction:
@@ -130,9 +129,8 @@ def parameter_budget(
         raise BudgetArgumentError(f"ffn_kind must be 'dense' or 'gated'; got {ffn_kind!r}.")
     if norm is not None and norm not in NORM_PARAMETERS_PER_FEATURE:
         raise BudgetArgumentError(f"norm must be None, 'layernorm' or 'rmsnorm'; got {norm!r}.")
-    for label, flag in (("tie_embeddings", tie_embeddings), ("biases", biases)):
-        if not isinstance(flag, bool):
-            raise BudgetArgumentError(f"{label} must be True or False; got {flag!r}.")
+    tie_embeddings = boolean(tie_embeddings, "tie_embeddings", error=BudgetArgumentError)
+    biases = boolean(biases, "biases", error=BudgetArgumentError)
     if ffn_hidden_width is not None:
         hidden = _positive_int(ffn_hidden_width, "ffn_hidden_width")
     elif ffn_kind == "dense":

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, TokenIdError
+from ..errors import ArgumentError, HeadCountError, OddWidthError, TokenIdError
 from ..random import SplitMix64, xavier_uniform
+from ..validate import array, boolean, element_count, generator, integer, positive_int
 from .block import NORMS, TransformerBlock, _choice
 from .module import Module, Parameter, check_name
 from .positions import sinusoidal_encoding
@@ -24,7 +25,12 @@ DECODER_POSITIONS = (None, "rope", "alibi", "sinusoidal")
 
 def check_ids(ids: Any, vocab_size: int) -> np.ndarray:
     """Token IDs as an integer array [B, T] with every entry in [0, vocab_size)."""
-    array = np.asarray(ids)
+    try:
+        array = np.asarray(ids.value if isinstance(ids, Tensor) else ids)
+    except (TypeError, ValueError) as error:
+        raise TokenIdError(
+            f"token IDs must be a rectangular [B, T] integer array; got {ids!r} ({error})."
+        ) from error
     if array.dtype.kind not in "iu":
         raise TokenIdError(f"token IDs must be integers; got dtype {array.dtype}.")
     if array.ndim != 2:
@@ -41,7 +47,10 @@ def check_lengths(lengths: Any, batch: int, tokens: int) -> np.ndarray:
     """Prompt lengths [B], each in [1, T]: row b's valid positions are 0 … lengths[b] − 1."""
     if lengths is None:
         return np.full(batch, tokens, dtype=np.int64)
-    array = np.asarray(lengths)
+    try:
+        array = np.asarray(lengths)
+    except (TypeError, ValueError) as error:
+        raise TokenIdError(f"lengths must be {batch} integers; got {lengths!r}.") from error
     if array.shape != (batch,) or array.dtype.kind not in "iu":
         raise TokenIdError(f"lengths must be {batch} integers, one per prompt; got {array!r}.")
     if np.any(array < 1) or np.any(array > tokens):
@@ -55,14 +64,18 @@ class Embedding(Module):
     def __init__(
         self, vocab_size: int, model_width: int, *, name: str = "embedding", rng: SplitMix64
     ) -> None:
+        vocab_size = positive_int(vocab_size, "Embedding vocab_size")
+        model_width = positive_int(model_width, "Embedding model_width")
+        element_count((vocab_size, model_width), "Embedding table")
         check_name(name, "Embedding")
+        rng = generator(rng, "Embedding")
         table = xavier_uniform(vocab_size, model_width, rng)
         self._build(table, name)
 
     @classmethod
     def from_parameters(cls, weight: Any, *, name: str = "embedding") -> Embedding:
         """An embedding holding exactly this [vocab_size, model_width] table."""
-        table = np.array(weight, dtype=np.float64)
+        table = array(weight, "Embedding weight")
         if table.ndim != 2 or 0 in table.shape:
             raise ArgumentError(
                 f"Embedding weight must be a non-empty [vocab_size, model_width] matrix; got "
@@ -113,11 +126,25 @@ class Decoder(Module):
         name: str = "decoder",
         rng: SplitMix64,
     ) -> None:
+        vocab_size = positive_int(vocab_size, "Decoder vocab_size")
+        model_width = positive_int(model_width, "Decoder model_width")
+        num_layers = positive_int(num_layers, "num_layers")
+        num_heads = positive_int(num_heads, "num_heads", error=HeadCountError)
+        hidden_width = positive_int(hidden_width, "Decoder hidden_width")
         _choice(positions, DECODER_POSITIONS, "positions")
         _choice(norm, tuple(NORMS), "norm")
-        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
-            raise ArgumentError(f"num_layers must be a positive integer; got {num_layers!r}.")
+        tie_embeddings = boolean(tie_embeddings, "tie_embeddings")
+        if positions == "sinusoidal" and model_width % 2:
+            raise OddWidthError(
+                f"Sinusoidal positions fill sin/cos pairs (2j, 2j + 1), so model_width must be "
+                f"even; got {model_width}. Use {model_width - 1} or {model_width + 1}, or another "
+                "positions scheme."
+            )
+        per_block = 4 * model_width**2 + 3 * model_width * hidden_width + 4 * model_width
+        tables = (1 if tie_embeddings else 2) * vocab_size * model_width
+        element_count((num_layers * per_block + tables,), "Decoder parameters")
         check_name(name, "Decoder")
+        rng = generator(rng, "Decoder")
         block_positions = None if positions == "sinusoidal" else positions
         with rng.transaction() as draft:
             embedding = Embedding(vocab_size, model_width, name=f"{name}.embedding", rng=draft)
@@ -191,6 +218,7 @@ class Decoder(Module):
 
     def greedy_step(self, ids: Any, lengths: Any = None, *, pad_id: int = 0) -> np.ndarray:
         """A new [B, T+1] array: row b keeps its prompt, then argmax at lengths[b], then pad_id."""
+        pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenIdError)
         ids = check_ids(ids, self.vocab_size)
         batch, tokens = ids.shape
         lengths = check_lengths(lengths, batch, tokens)

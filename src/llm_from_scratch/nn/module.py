@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autodiff import Tensor
 from ..errors import ArgumentError, InputWidthError, ParameterError, ScalarInputError, ShapeError
+from ..validate import array
 
 
 class Parameter(Tensor):
@@ -133,10 +134,7 @@ class Module:
             )
         arrays = {}
         for name, p in params.items():
-            try:
-                value = np.array(mapping[name], dtype=np.float64)
-            except (TypeError, ValueError) as error:
-                raise ParameterError(f"{name}: value is not numeric ({error}).") from error
+            value = array(mapping[name], f"load_state_dict: {name}", error=ParameterError)
             if value.shape != p.shape:
                 raise ShapeError(
                     f"load_state_dict: {name} has shape {p.shape}; got {value.shape}."

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ResidualOrderingError, ResidualShapeError
+from ..validate import tensor as as_tensor
 from .module import Module, check_name
 
 Ordering = Literal["pre", "post"]
@@ -22,7 +23,21 @@ ORDERINGS: tuple[str, ...] = ("pre", "post")
 Layer = Callable[[Tensor], Tensor]
 
 
-def _check_branch_output(x: Tensor, fx: Tensor, rule: str) -> None:
+def _check_layers(rule: str, **layers: Any) -> None:
+    for label, layer in layers.items():
+        if not callable(layer):
+            raise ArgumentError(
+                f"{rule} {label} must be callable (a Module or a function Tensor -> Tensor); "
+                f"got {type(layer).__name__}."
+            )
+
+
+def _check_branch_output(x: Tensor, fx: Any, rule: str) -> None:
+    if not isinstance(fx, Tensor):
+        raise ResidualShapeError(
+            f"{rule} adds the branch output to its input, so the branch must return a Tensor; "
+            f"got {type(fx).__name__}."
+        )
     if fx.shape != x.shape:
         raise ResidualShapeError(
             f"{rule} adds the branch output to its input, so the branch must keep the shape; "
@@ -33,7 +48,8 @@ def _check_branch_output(x: Tensor, fx: Tensor, rule: str) -> None:
 
 def residual(x: Any, branch: Layer) -> Tensor:
     """y = x + F(x): Jacobian I + J_F (the identity is the direct path)."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+    _check_layers("residual", branch=branch)
+    x = as_tensor(x, "residual input")
     fx = branch(x)
     _check_branch_output(x, fx, "residual")
     return x + fx
@@ -41,7 +57,8 @@ def residual(x: Any, branch: Layer) -> Tensor:
 
 def pre_norm(x: Any, norm: Layer, branch: Layer) -> Tensor:
     """y = x + F(N(x)): normalize the branch input only; the direct path is untouched."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+    _check_layers("pre_norm", norm=norm, branch=branch)
+    x = as_tensor(x, "pre_norm input")
     fx = branch(norm(x))
     _check_branch_output(x, fx, "pre_norm")
     return x + fx
@@ -49,7 +66,8 @@ def pre_norm(x: Any, norm: Layer, branch: Layer) -> Tensor:
 
 def post_norm(x: Any, norm: Layer, branch: Layer) -> Tensor:
     """y = N(x + F(x)): normalize the sum, so the direct path passes through N as well."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+    _check_layers("post_norm", norm=norm, branch=branch)
+    x = as_tensor(x, "post_norm input")
     fx = branch(x)
     _check_branch_output(x, fx, "post_norm")
     return norm(x + fx)
