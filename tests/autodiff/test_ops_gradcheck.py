@@ -211,7 +211,7 @@ PARAM_CASES: dict[str, tuple[st.SearchStrategy, Callable]] = {
     "permute": (permute_inputs(), lambda axes: lambda x: x.permute(*axes)),
     "reshape": (reshape_inputs(), lambda shape: lambda x: x.reshape(*shape)),
     "getitem": (index_inputs(), lambda index: lambda x: x[index]),
-    "concat": (concat_inputs(), lambda axis: lambda *xs: concat(*xs, axis=axis)),
+    "concat": (concat_inputs(), lambda axis: lambda *xs: concat(xs, axis=axis)),
     "masked_fill": (mask_inputs(), lambda mask: lambda x: x.masked_fill(mask, -1.5)),
     "pair_rotate": (
         rotation_inputs(),

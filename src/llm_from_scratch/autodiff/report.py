@@ -150,7 +150,7 @@ def gradcheck_cases(seed: int = 0) -> dict[str, GradcheckCase]:
 def _concat(a: Tensor, b: Tensor) -> Tensor:
     from .ops import concat
 
-    return concat(a, b, axis=1)
+    return concat([a, b], axis=1)
 
 
 def missing_cases(cases: dict[str, GradcheckCase] | None = None) -> list[str]:

@@ -4,10 +4,22 @@ A tensor produced by an op remembers the op, its input tensors and the op's para
 the tape. ``backward`` walks it once in reverse topological order (iteratively, so a chain of any
 length works), calls each op's vector-Jacobian product, sums gradients that meet at a shared
 tensor, and accumulates the results into leaves that require gradients.
+
+The tape holds values, not references to the caller's arrays. ``Tensor(data)`` copies ``data``,
+and an op copies any input that is not a tensor (``x * c`` with a numpy array ``c``) and any
+array parameter its VJP will read (a mask, an index, RoPE's cos and sin tables). So after
+``y = (x * c).sum()``, editing ``c[:] = 0`` changes nothing: ``y.backward()`` gives the gradient
+of the function that was computed, with the original ``c``. The one array the engine does not
+protect is a tensor's own ``.value``: edit it in place only when no pending backward reads it
+(as with PyTorch's ``.data``); to change a parameter, assign a new array to ``.value``.
+
+Recording is switched off per thread (and per asyncio task): :func:`no_grad` in one thread does
+not stop another thread's ops from recording.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import count
@@ -16,27 +28,40 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, GraphReleasedError, NoGradientError, SeedShapeError
+from ..errors import (
+    ArgumentError,
+    GraphReleasedError,
+    NoGradientError,
+    RankError,
+    SeedShapeError,
+    ShapeError,
+)
+from .checks import as_axis, as_flag, as_float_array, received
 
 
-class _GradMode:
+class _GradMode(threading.local):
+    """Whether ops record, one flag per thread: every thread starts out recording."""
+
     enabled = True
 
 
+_grad_mode = _GradMode()
+
+
 def grad_enabled() -> bool:
-    """Whether ops are being recorded on the tape right now."""
-    return _GradMode.enabled
+    """Whether ops are being recorded on the tape right now, in this thread."""
+    return _grad_mode.enabled
 
 
 @contextmanager
 def no_grad() -> Iterator[None]:
-    """Inside this block no op is recorded: results do not require gradients."""
-    previous = _GradMode.enabled
-    _GradMode.enabled = False
+    """Inside this block no op is recorded (in this thread): results do not require gradients."""
+    previous = _grad_mode.enabled
+    _grad_mode.enabled = False
     try:
         yield
     finally:
-        _GradMode.enabled = previous
+        _grad_mode.enabled = previous
 
 
 _creation = attrgetter("_seq")  # the sequence number an op stamps on the tensor it records
@@ -74,16 +99,11 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
         if isinstance(data, Tensor):
             data = data.value
-        try:
-            value = np.array(data, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise ArgumentError(
-                f"Tensor data must be numbers convertible to float64; got {type(data).__name__}"
-                f" ({error})."
-            ) from error
-        self.value = value
+        if name is not None and not isinstance(name, str):
+            raise ArgumentError(f"A tensor's name must be a string or None; got {received(name)}.")
+        self.value = as_float_array(data, "Tensor data")  # a copy, float64
         self.grad: np.ndarray | None = None
-        self.requires_grad = bool(requires_grad)
+        self.requires_grad = as_flag(requires_grad, "requires_grad")
         self.name = name
         self._node: tuple[Any, tuple[Tensor, ...], dict[str, Any] | None, Any] | None = None
         self._retains_grad = False
@@ -148,10 +168,27 @@ class Tensor:
         return f"Tensor({body}{extras})"
 
     def __len__(self) -> int:
+        if self.value.ndim == 0:
+            raise RankError("len() needs a tensor with at least one axis; got a rank-0 tensor.")
         return len(self.value)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """The rows along the first axis, each recorded as ``self[i]``."""
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self) -> bool:
+        raise ArgumentError(
+            f"A tensor has no truth value; got a tensor of shape {self.shape} in a condition. "
+            "Compare its values instead, e.g. bool((t.value > 0).all())."
+        )
 
     def item(self) -> float:
         """The single value of a one-element tensor, as a Python float."""
+        if self.value.size != 1:
+            raise ShapeError(
+                f"item() needs a one-element tensor; got shape {self.shape} ({self.size} "
+                "entries). Reduce first (t.sum().item()) or index one entry."
+            )
         return float(self.value.item())
 
     def numpy(self) -> np.ndarray:
@@ -175,6 +212,8 @@ class Tensor:
 
     def backward(self, seed: Any = None, retain_graph: bool = False) -> None:
         """Accumulate d(seed·self)/d(leaf) into every leaf's ``.grad``; seed defaults to 1."""
+        if retain_graph is not False and retain_graph is not True:
+            retain_graph = as_flag(retain_graph, "backward(retain_graph=...)")
         if not self.requires_grad:
             raise NoGradientError(
                 "backward() needs a tensor that depends on something with requires_grad=True; "
@@ -279,6 +318,12 @@ class Tensor:
     def __pow__(self, exponent: float) -> Tensor:
         return _ops.power(self, exponent=exponent)
 
+    def __rpow__(self, base: Any) -> Tensor:
+        raise ArgumentError(
+            f"The engine's power takes a tensor base and a constant exponent; got base "
+            f"{received(base)} ** a tensor. Write (x * math.log(base)).exp() for base ** x."
+        )
+
     def __matmul__(self, other: Any) -> Tensor:
         return _ops.matmul(self, other)
 
@@ -294,18 +339,20 @@ class Tensor:
         """The same values in a new shape (one axis may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = tuple(shape[0])
-        return _ops.reshape(self, shape=tuple(int(n) for n in shape))
+        return _ops.reshape(self, shape=shape)
 
     def permute(self, *axes: Any) -> Tensor:
         """Reorder the axes: result axis i is input axis ``axes[i]``."""
         if len(axes) == 1 and isinstance(axes[0], tuple | list):
             axes = tuple(axes[0])
-        return _ops.permute(self, axes=tuple(int(a) for a in axes))
+        return _ops.permute(self, axes=axes)
 
     def transpose(self, axis_a: int = -2, axis_b: int = -1) -> Tensor:
         """Swap two axes (the last two by default)."""
+        a = as_axis(axis_a, self.ndim, "transpose axis_a")
+        b = as_axis(axis_b, self.ndim, "transpose axis_b")
         axes = list(range(self.ndim))
-        axes[axis_a], axes[axis_b] = axes[axis_b], axes[axis_a]
+        axes[a], axes[b] = axes[b], axes[a]
         return self.permute(*axes)
 
     @property
@@ -352,7 +399,7 @@ class Tensor:
 
     def masked_fill(self, mask: Any, value: float) -> Tensor:
         """Replace entries where ``mask`` is True by ``value`` (their gradient is zero)."""
-        return _ops.masked_fill(self, mask=np.asarray(mask, dtype=bool), value=float(value))
+        return _ops.masked_fill(self, mask=mask, value=value)
 
 
 def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
@@ -363,7 +410,7 @@ def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
                 "Pass seed=<array of that shape> (the upstream gradient)."
             )
         return np.ones_like(root.value)
-    value = seed.value if isinstance(seed, Tensor) else np.asarray(seed, dtype=np.float64)
+    value = seed.value if isinstance(seed, Tensor) else as_float_array(seed, "backward() seed")
     if value.shape != root.shape:
         if value.size == 1 and root.value.size == 1:
             return value.reshape(root.shape).astype(np.float64)
@@ -414,16 +461,26 @@ def _send(tensor: Tensor, share: np.ndarray, grads: dict[Tensor, np.ndarray]) ->
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum a broadcast gradient back to ``shape``: over added leading axes and stretched 1-axes."""
+    """Sum a broadcast gradient back to ``shape``: over added leading axes and stretched 1-axes.
+
+    A share whose shape ``shape`` does not broadcast to is refused: reshaping it would hand the
+    input a gradient in the wrong places (the sign of a bug in a VJP).
+    """
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
+    if extra < 0 or any(n != 1 and n != g for n, g in zip(shape, grad.shape[extra:], strict=True)):
+        raise ShapeError(
+            f"A gradient share of shape {grad.shape} cannot be summed back to its input's shape "
+            f"{shape}: {shape} does not broadcast to {grad.shape}. An op's VJP must return a "
+            "share of its input's shape, or of a shape the input broadcasts to."
+        )
     if extra > 0:
         grad = grad.sum(axis=tuple(range(extra)))
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
         grad = grad.sum(axis=stretched, keepdims=True)
-    return grad.reshape(shape)
+    return grad
 
 
 from . import ops as _ops  # noqa: E402  (ops build on Tensor; Tensor's operators call ops)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import ArgumentError, ShapeError
+from ..checks import as_float_array, as_real, received
 from ..registry import op
 from .linalg import _bmm
 from .reductions import softmax_array, softmax_vjp_array
@@ -24,6 +26,14 @@ def rms_norm(x, gain, eps):
     mean_square = np.sum(x * x, axis=-1, keepdims=True) * (1.0 / width if width else np.nan)
     root = np.sqrt(mean_square + eps)  # (..., 1)
     return x / root * gain, root
+
+
+@rms_norm.checks
+def _(x, gain, eps):
+    eps = as_real(eps, "rms_norm's eps")
+    if eps < 0:
+        raise ArgumentError(f"rms_norm's eps must be at least 0; got {eps}.")
+    return {"eps": eps}
 
 
 @rms_norm.vjp
@@ -46,6 +56,31 @@ def pair_rotate(x, cos, sin, partner):
     return x * cos + x[..., partner] * sin
 
 
+@pair_rotate.checks
+def _(x, cos, sin, partner):
+    cos = as_float_array(cos, "pair_rotate's cos")  # copies: the VJP reads them
+    sin = as_float_array(sin, "pair_rotate's sin")
+    width = x.shape[-1] if x.ndim else 0
+    order = np.asarray(partner)
+    if (
+        order.shape != (width,)
+        or order.dtype.kind not in "iu"
+        or (sorted(order.tolist()) != list(range(width)))
+    ):
+        raise ArgumentError(
+            f"pair_rotate's partner must be a permutation of the last axis, 0..{width - 1}; got "
+            f"{received(partner)}."
+        )
+    try:
+        np.broadcast_shapes(x.shape, cos.shape, sin.shape)
+    except ValueError:
+        raise ShapeError(
+            f"pair_rotate's cos {cos.shape} and sin {sin.shape} must broadcast to the input "
+            f"{x.shape}."
+        ) from None
+    return {"cos": cos, "sin": sin, "partner": order.copy()}
+
+
 @pair_rotate.vjp
 def _(grad, _out, x, cos, sin, partner):
     back = grad * cos
@@ -55,24 +90,45 @@ def _(grad, _out, x, cos, sin, partner):
 
 @op
 def attention_weights(q, k, *bias, scale, blocked, added):
-    """softmax over keys of (q·scale) kᵀ + added + bias, blocked keys at weight 0"""
+    """softmax over keys of (q·scale) kᵀ + added + bias, blocked keys at weight 0
+
+    A row with no open key (every key blocked, or every score −∞, as when two finite masks of
+    −1e308 add up past the float64 range) gets all-zero weights: it reads nothing.
+    """
     scores = _bmm(q * scale, np.swapaxes(k, -1, -2))  # (B, H, L, S)
-    if added is not None:
-        scores += added
-    if bias:
-        scores += bias[0]
-    empty = None
+    with np.errstate(over="ignore"):  # sums below −1.8e308 are −∞: those keys are blocked
+        if added is not None:
+            scores += added
+        if bias:
+            scores += bias[0]
     if blocked is not None:
-        empty = np.broadcast_to(blocked, scores.shape).all(axis=-1, keepdims=True)
         np.copyto(scores, -np.inf, where=blocked)  # exp(−∞) = 0 exactly
-        if empty.any():
-            np.copyto(scores, 0.0, where=empty)  # finite stand-in for rows with no open key
-        else:
-            empty = None
-    weights = softmax_array(scores, -1)
-    if empty is not None:
+    row_max = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)  # (B, H, L, 1)
+    empty = np.isneginf(row_max)  # rows with no open key
+    if empty.any():
+        np.copyto(scores, 0.0, where=empty)  # finite stand-ins, so no 0/0 below
+        np.copyto(row_max, 0.0, where=empty)
+    weights = softmax_array(scores, -1, row_max)
+    if empty.any():
         np.copyto(weights, 0.0, where=empty)  # a row with nothing to read reads nothing
     return weights
+
+
+@attention_weights.checks
+def _(q, k, *bias, scale, blocked, added):
+    scale = as_real(scale, "attention_weights' scale")
+    if blocked is not None and not (isinstance(blocked, np.ndarray) and blocked.dtype == np.bool_):
+        raise ArgumentError(
+            f"attention_weights' blocked must be None or a Boolean array; got {received(blocked)}."
+        )
+    if added is not None:
+        added = np.asarray(added)
+        if added.dtype.kind != "f" or np.isnan(added).any() or np.isposinf(added).any():
+            raise ArgumentError(
+                "attention_weights' added must be None or a float array of finite values and "
+                f"-inf; got {received(added)}, holding NaN, +inf or non-floats."
+            )
+    return {"scale": scale, "blocked": blocked, "added": added}  # the VJP reads none of them
 
 
 @attention_weights.vjp

@@ -7,10 +7,15 @@ import math
 import numpy as np
 from scipy.special import erf, expit
 
+from ...errors import ArgumentError, ShapeError
+from ..checks import as_real, received
 from ..registry import op
+from ..tensor import Tensor
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_LARGEST = np.finfo(np.float64).max  # ±∞ clipped to this keeps 0·∞ out of the formulas
+_DENSITY_EDGE = 40.0  # φ(40) = e⁻⁸⁰⁰ / √2π is 0 in float64, and so is x φ(x) for |x| ≥ 40
 
 
 @op
@@ -76,8 +81,15 @@ def power(x, exponent):
     return x**exponent
 
 
+@power.checks
+def _(x, exponent):
+    return {"exponent": as_real(exponent, "power's exponent")}
+
+
 @power.vjp
 def _(grad, _out, x, exponent):
+    if exponent == 0.0:  # x⁰ = 1 everywhere, including x = 0 (where p x^(p−1) would be 0·∞)
+        return np.zeros_like(grad)
     return grad * exponent * x ** (exponent - 1)
 
 
@@ -138,16 +150,16 @@ def _(grad, out, x):
 
 @op(saves=True)
 def silu(x):
-    """SiLU(x) = x σ(x)"""
+    """SiLU(x) = x σ(x); SiLU(−∞) = 0, its limit"""
     s = expit(x)
-    return x * s, s
+    return np.maximum(x, -_LARGEST) * s, s  # −∞ · 0 would be NaN; −max · 0 is −0
 
 
 @silu.vjp
 def _(grad, _out, x, saved):
     s = saved
-    slope = 1.0 - s  # SiLU′ = σ + xσ(1 − σ) = σ (1 + x (1 − σ))
-    slope *= x
+    slope = 1.0 - s  # SiLU′ = σ + xσ(1 − σ) = σ (1 + x (1 − σ)); 1 at +∞, 0 at −∞
+    slope *= np.clip(x, -_LARGEST, _LARGEST)  # finite x unchanged; ±∞ read as ±max
     slope += 1.0
     slope *= s
     slope *= grad
@@ -167,21 +179,50 @@ def _(grad, _out, x):
 
 @op(saves=True)
 def gelu(x):
-    """GELU(x) = x Φ(x), Φ the standard normal CDF (exact erf form)"""
+    """GELU(x) = x Φ(x), Φ the standard normal CDF (exact erf form); GELU(−∞) = 0, its limit"""
     cdf = 0.5 * (1.0 + erf(x * _INV_SQRT2))
-    return x * cdf, cdf
+    return np.maximum(x, -_LARGEST) * cdf, cdf  # −∞ · 0 would be NaN; −max · 0 is −0
 
 
 @gelu.vjp
 def _(grad, _out, x, saved):
-    density = _INV_SQRT_2PI * np.exp(-0.5 * x * x)
-    return grad * (saved + x * density)  # GELU′ = Φ(x) + x φ(x)
+    edge = np.clip(x, -_DENSITY_EDGE, _DENSITY_EDGE)  # x² would overflow from |x| ≈ 1.3e154
+    density = _INV_SQRT_2PI * np.exp(-0.5 * edge * edge)  # 0 beyond the edge, as φ is there
+    return grad * (saved + edge * density)  # GELU′ = Φ(x) + x φ(x)
 
 
 @op
 def masked_fill(x, mask, value):
     """mask ? value : x"""
     return np.where(mask, value, x)
+
+
+@masked_fill.checks
+def _(x, mask, value):
+    try:  # a copy: the VJP reads the mask, so the caller's later edits must not reach it
+        array = mask.value if isinstance(mask, Tensor) else np.array(mask)
+    except ValueError:
+        array = None
+    if array is None or array.dtype != np.bool_:
+        raise ArgumentError(
+            "masked_fill needs a Boolean mask (True where the value replaces x); got "
+            f"{received(mask)}. Build it with a comparison such as x.value > 0, or "
+            "np.asarray(m, dtype=bool)."
+        )
+    if not _broadcasts_to(array.shape, x.shape):
+        raise ShapeError(
+            f"masked_fill's mask must broadcast to the input's shape {x.shape}; got mask shape "
+            f"{array.shape}."
+        )
+    return {"mask": array, "value": as_real(value, "masked_fill's value", finite=False)}
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target`` without enlarging it."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 @masked_fill.vjp

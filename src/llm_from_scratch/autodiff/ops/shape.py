@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from ...errors import ShapeError
+from ..checks import as_axis, as_index, as_permutation, as_sequence, as_shape
 from ..registry import op
+from ..tensor import Tensor
 
 
 @op
 def reshape(x, shape):
     """The same values read into ``shape``"""
     return x.reshape(shape)
+
+
+@reshape.checks
+def _(x, shape):
+    return {"shape": as_shape(shape, x.size)}
 
 
 @reshape.vjp
@@ -24,6 +35,11 @@ def permute(x, axes):
     return np.transpose(x, axes)
 
 
+@permute.checks
+def _(x, axes):
+    return {"axes": as_permutation(axes, x.ndim)}  # non-negative: argsort inverts them
+
+
 @permute.vjp
 def _(grad, _out, x, axes):
     return np.transpose(grad, np.argsort(axes))
@@ -34,9 +50,11 @@ def _may_repeat(index) -> bool:
 
     Slices and integers never repeat. One integer array repeats only if it has duplicates; a
     permutation such as RoPE's partner swap does not, so its gradient is a plain assignment.
+    The index has been normalised (:func:`~..checks.as_index`), so ``-1`` and ``n − 1`` are
+    already one number here.
     """
     parts = index if isinstance(index, tuple) else (index,)
-    arrays = [np.asarray(p) for p in parts if isinstance(p, np.ndarray | list)]
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
     if not arrays:
         return False
     if len(arrays) == 1 and arrays[0].dtype.kind in "iu":
@@ -51,6 +69,11 @@ def getitem(x, index):
     return x[index]
 
 
+@getitem.checks
+def _(x, index):
+    return {"index": as_index(index, x.shape)}
+
+
 @getitem.vjp
 def _(grad, _out, x, index):
     full = np.zeros_like(x)
@@ -61,24 +84,51 @@ def _(grad, _out, x, index):
     return full
 
 
-@op
-def concat(*xs, axis):
+@op(name="concat")
+def join(*xs, axis):
     """The inputs joined along ``axis``"""
     return np.concatenate(xs, axis=axis)
 
 
-@concat.vjp
+@join.checks
+def _(*xs, axis):
+    first = xs[0]
+    if first.ndim == 0:
+        raise ShapeError("concat joins along an existing axis; got a rank-0 input. Use stack.")
+    axis = as_axis(axis, first.ndim, "concat's axis")
+    for x in xs[1:]:
+        if x.ndim != first.ndim or any(
+            a != b for i, (a, b) in enumerate(zip(x.shape, first.shape, strict=True)) if i != axis
+        ):
+            shapes = ", ".join(str(t.shape) for t in xs)
+            raise ShapeError(
+                f"concat along axis {axis} needs inputs of one rank whose other sizes agree; got "
+                f"shapes {shapes}."
+            )
+    return {"axis": axis}
+
+
+@join.vjp
 def _(grad, _out, *xs, axis):
     bounds = np.cumsum([x.shape[axis] for x in xs])[:-1]
     return tuple(np.split(grad, bounds, axis=axis))
 
 
-def stack(tensors, axis=0):
-    """The inputs joined along a new ``axis``: each gains a size-1 axis, then concat."""
-    from ..tensor import Tensor
+def concat(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
+    """The tensors joined along an existing ``axis`` (one sequence, as numpy and torch take)."""
+    return join(*as_sequence(tensors, rest, "concat"), axis=axis)
 
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
-    rank = tensors[0].ndim + 1
-    position = axis % rank
+
+def stack(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
+    """The tensors joined along a new ``axis``: each gains a size-1 axis, then concat."""
+    tensors = [
+        t if isinstance(t, Tensor) else Tensor(t) for t in as_sequence(tensors, rest, "stack")
+    ]
+    shapes = {t.shape for t in tensors}
+    if len(shapes) != 1:
+        raise ShapeError(
+            f"stack needs tensors of one shape; got shapes {[t.shape for t in tensors]}."
+        )
+    position = as_axis(axis, tensors[0].ndim + 1, "stack's axis")
     expanded = [t.reshape(*t.shape[:position], 1, *t.shape[position:]) for t in tensors]
-    return concat(*expanded, axis=position)
+    return join(*expanded, axis=position)
