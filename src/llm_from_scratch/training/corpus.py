@@ -1,0 +1,130 @@
+"""The book's own prose as a character corpus, and a smoothed bigram baseline on it.
+
+Prose only: from each ``book/*.md`` the YAML front matter, every fenced block (code cells,
+directives, display math, examples), ``$$`` math, label targets ``(name)=``, HTML tags and
+comments, tables and MyST role markup (``{cite:t}`…```, ``{glue:text}`…```) are dropped; inline
+code keeps its text without backticks, inline math ``$…$`` is dropped, a link keeps its text, a
+heading loses its ``#`` marks. Each chapter is split into a training head and a validation tail
+(the last ``validation_fraction`` of its characters), so both splits sample every chapter.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArgumentError, TokenIdError
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
+_ROLE = re.compile(r"\{[a-zA-Z][\w:.-]*\}`[^`]*`")
+_INLINE_MATH = re.compile(r"\$[^$\n]+\$")
+_INLINE_CODE = re.compile(r"`([^`\n]*)`")
+_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+_TAG = re.compile(r"<[^>\n]+>")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_TARGET = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
+_HEADING = re.compile(r"^#{1,6}\s+")
+_SPACES = re.compile(r"[ \t]{2,}")
+
+
+def markdown_prose(source: str) -> str:
+    """The prose of one MyST Markdown notebook, by the rules in the module docstring."""
+    if not isinstance(source, str):
+        raise ArgumentError(f"markdown_prose reads a str; got {type(source).__name__}.")
+    lines = source.splitlines()
+    if lines and lines[0].strip() == "---":  # YAML front matter
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), len(lines) - 1)
+        lines = lines[end + 1 :]
+    text = _COMMENT.sub("", "\n".join(lines))
+    kept: list[str] = []
+    fence: str | None = None
+    in_math = False
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if fence is not None:
+            closes = match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+            if closes and line.strip() == match.group(1):  # a bare fence closes the block
+                fence = None
+            continue
+        if match:
+            fence = match.group(1)
+            continue
+        if line.strip().startswith("$$"):
+            single = line.strip() != "$$" and line.strip().endswith("$$") and len(line.strip()) > 2
+            if not single:
+                in_math = not in_math
+            continue
+        if in_math or _TARGET.match(line) or line.lstrip().startswith("|"):
+            continue
+        line = _ROLE.sub("", line)
+        line = _INLINE_MATH.sub("", line)
+        line = _INLINE_CODE.sub(r"\1", line)
+        line = _LINK.sub(r"\1", line)
+        line = _TAG.sub("", line)
+        line = _HEADING.sub("", line)
+        line = _SPACES.sub(" ", line).rstrip()
+        kept.append(line)
+    prose = "\n".join(kept)
+    prose = re.sub(r"\n{3,}", "\n\n", prose)
+    return prose.strip() + "\n"
+
+
+@dataclass(frozen=True)
+class TextSplit:
+    """Training and validation text, with the chapters they came from."""
+
+    train: str
+    validation: str
+    sources: tuple[str, ...]
+
+
+def book_prose_split(paths: Sequence[str | Path], validation_fraction: float = 0.1) -> TextSplit:
+    """Each chapter's prose cut at (1 − f)·length: heads joined → train, tails → validation."""
+    if not 0.0 < validation_fraction < 1.0:
+        raise ArgumentError(
+            f"validation_fraction must lie strictly between 0 and 1; got {validation_fraction!r}."
+        )
+    files = [Path(p) for p in paths]
+    if not files:
+        raise ArgumentError("book_prose_split needs at least one Markdown file; got none.")
+    heads, tails = [], []
+    for file in files:
+        if not file.is_file():
+            raise ArgumentError(f"book_prose_split: no file at {str(file)!r}.")
+        prose = markdown_prose(file.read_text(encoding="utf-8"))
+        cut = round(len(prose) * (1.0 - validation_fraction))
+        heads.append(prose[:cut])
+        tails.append(prose[cut:])
+    return TextSplit("".join(heads), "".join(tails), tuple(f.name for f in files))
+
+
+def bigram_bits_per_char(
+    train_ids: Any, validation_ids: Any, vocab_size: int, alpha: float = 0.1
+) -> float:
+    """−(1/N) Σ log₂ P(xᵢ₊₁ | xᵢ) on validation; P(b | a) = (n(a, b) + α)/(n(a) + αV) on train."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        raise ArgumentError(f"vocab_size must be a positive integer; got {vocab_size!r}.")
+    if not (isinstance(alpha, int | float) and math.isfinite(alpha) and alpha > 0):
+        raise ArgumentError(f"alpha must be a finite number > 0 (add-α smoothing); got {alpha!r}.")
+    arrays = []
+    for label, ids in (("train_ids", train_ids), ("validation_ids", validation_ids)):
+        array = np.asarray(ids)
+        if array.ndim != 1 or array.size < 2 or array.dtype.kind not in "iu":
+            raise TokenIdError(
+                f"{label} must be a 1-D integer array of at least 2 IDs; got shape "
+                f"{array.shape}, dtype {array.dtype}."
+            )
+        if array.min() < 0 or array.max() >= vocab_size:
+            raise TokenIdError(f"{label} must lie in [0, {vocab_size}); got values outside.")
+        arrays.append(array.astype(np.int64))
+    train, validation = arrays
+    counts = np.zeros((vocab_size, vocab_size))  # (V, V): counts[a, b] = #(a followed by b)
+    np.add.at(counts, (train[:-1], train[1:]), 1.0)
+    probs = (counts + alpha) / (counts.sum(axis=1, keepdims=True) + alpha * vocab_size)
+    return float(-np.mean(np.log2(probs[validation[:-1], validation[1:]])))

@@ -1,0 +1,288 @@
+"""The training loop behind ``python -m llm_from_scratch.train``.
+
+Each step s: η ← warmup_cosine_lr(s); draw a batch; logits = model(inputs); loss =
+cross_entropy; backward; clip the global gradient norm; AdamW step. The output folder holds
+``config.json``, ``log.json`` (the loss of every step, evaluations, dated timing segments) and
+``checkpoint.npz`` (written every ``checkpoint_every`` steps, at the end, and on Ctrl-C), plus
+``model.npz`` at the end: the same without the optimizer state, a third of the size.
+
+Ctrl-C: a KeyboardInterrupt that arrives while the optimizer is updating the parameters is held
+until the update is complete; one that arrives anywhere else abandons the step in progress. Either
+way the checkpoint holds the state after the last completed step, with the generator rewound to
+where that step left it, so ``resume=True`` continues exactly as if nothing had happened.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArgumentError
+from ..nn.decoder import Decoder
+from ..random import SplitMix64
+from .checkpoint import load_checkpoint, save_checkpoint
+from .clip import clip_grad_norm
+from .config import TrainConfig
+from .loss import cross_entropy
+from .optim import AdamW
+from .schedule import warmup_cosine_lr
+from .tasks import make_task
+
+LOG_FORMAT = "llm_from_scratch.train-log/1"
+
+
+def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decoder:
+    """The decoder the config describes, initialised from ``rng``."""
+    return Decoder(
+        vocab_size,
+        config.model_width,
+        config.num_layers,
+        config.num_heads,
+        config.hidden_width,
+        positions=None if config.positions == "none" else config.positions,
+        norm=config.norm,
+        ffn=config.ffn,
+        rng=rng,
+    )
+
+
+def build_optimizer(config: TrainConfig, model: Decoder) -> AdamW:
+    """AdamW with weight decay on matrices only (biases and norm gains are not decayed)."""
+    matrices = [p for p in model.parameters() if p.ndim >= 2]
+    vectors = [p for p in model.parameters() if p.ndim < 2]
+    return AdamW(
+        [
+            {"params": matrices, "weight_decay": config.weight_decay},
+            {"params": vectors, "weight_decay": 0.0},
+        ],
+        lr=config.lr,
+        betas=(config.beta1, config.beta2),
+    )
+
+
+def learning_rate(config: TrainConfig, step: int) -> float:
+    """The config's schedule at ``step``."""
+    return warmup_cosine_lr(
+        step,
+        peak_lr=config.lr,
+        warmup_steps=config.warmup_steps,
+        total_steps=config.steps,
+        min_lr=config.min_lr,
+    )
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically (temporary file in the same folder, then os.replace)."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+            handle.write("\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class _InterruptGuard:
+    """SIGINT raises KeyboardInterrupt, except inside ``atomic()``, where it waits for the end."""
+
+    def __init__(self) -> None:
+        self.deferring = False
+        self.pending = False
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.deferring:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals reach only the main thread: nothing to guard
+            return
+        previous = signal.signal(signal.SIGINT, self._handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a call of :func:`train` did: losses per step, evaluations, where it stopped."""
+
+    output: Path
+    losses: list[float]
+    evals: list[dict[str, Any]]
+    steps_done: int
+    interrupted: bool
+    seconds: float
+    tokens_per_second: float
+
+
+StepHook = Callable[[int, float], None]
+
+
+def _progress(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm  # imported here: only the command needs it
+
+    return tqdm(total=total, initial=initial, disable=not enabled, unit="step", dynamic_ncols=True)
+
+
+def train(
+    config: TrainConfig,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    on_step: StepHook | None = None,
+    stop_at: int | None = None,
+) -> RunResult:
+    """Run (or resume) the config's training, up to step ``stop_at`` (default: all steps)."""
+    if not isinstance(config, TrainConfig):
+        raise ArgumentError(f"train needs a TrainConfig; got {type(config).__name__}.")
+    last = config.steps if stop_at is None else stop_at
+    if isinstance(last, bool) or not isinstance(last, int) or not 0 <= last <= config.steps:
+        raise ArgumentError(f"stop_at must be an integer in [0, {config.steps}]; got {stop_at!r}.")
+    output = Path(config.output)
+    checkpoint_path, log_path = output / "checkpoint.npz", output / "log.json"
+    task = make_task(config)
+    rng = SplitMix64(config.seed)
+    model = build_model(config, task.vocab_size, rng)
+    optimizer = build_optimizer(config, model)
+    log: dict[str, Any] = {
+        "format": LOG_FORMAT,
+        "config": config.to_dict(),
+        "task": task.describe(),
+        "model": {"parameters": model.parameter_count, "repr": repr(model)},
+        "steps": [],
+        "evals": [],
+        "segments": [],
+    }
+    start = 0
+    if resume:
+        if not checkpoint_path.is_file() or not log_path.is_file():
+            raise ArgumentError(f"resume=True needs {checkpoint_path} and {log_path}; not found.")
+        stored = json.loads(log_path.read_text(encoding="utf-8"))
+        if stored.get("config") != config.to_dict():
+            raise ArgumentError(
+                f"resume: {log_path} was written by another config; resume with the same one."
+            )
+        start = load_checkpoint(checkpoint_path, model, optimizer, rng=rng).step
+        log = stored
+        log["steps"] = [r for r in log["steps"] if r["step"] < start]
+        log["evals"] = [r for r in log["evals"] if r["step"] <= start]
+    else:
+        output.mkdir(parents=True, exist_ok=True)
+        _write_json(output / "config.json", config.to_dict())
+    params = model.parameters()
+    tokens_per_step = config.batch_size * task.tokens_per_row
+    segment = {
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
+        "first_step": start,
+    }
+    guard = _InterruptGuard()
+    completed, resume_state, interrupted = start, rng.state, False
+    began = time.perf_counter()
+    bar = _progress(config.steps, start, progress)
+
+    def save() -> None:
+        save_checkpoint(checkpoint_path, model, optimizer, step=completed, rng=rng)
+
+    def evaluate(step: int) -> None:
+        log["evals"].append({"step": step, **task.evaluate(model)})
+        _write_json(log_path, log)  # the log so far, readable while the run goes on
+
+    try:
+        with guard.installed():
+            if start == 0 and not log["evals"]:
+                evaluate(0)
+            for step in range(start, last):
+                lr = learning_rate(config, step)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                optimizer.zero_grad()
+                inputs, targets = task.train_batch(rng)
+                loss = cross_entropy(model(inputs), targets, ignore_index=task.ignore_index)
+                loss.backward()
+                norm = clip_grad_norm(params, config.grad_clip)
+                with guard.atomic():
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    value = loss.item()
+                    log["steps"].append({"step": step, "loss": value, "lr": lr, "grad_norm": norm})
+                    completed, resume_state = step + 1, rng.state
+                elapsed = time.perf_counter() - began
+                rate = (completed - start) * tokens_per_step / max(elapsed, 1e-9)
+                bar.set_postfix(loss=f"{value:.4f}", tok_s=f"{rate:,.0f}", refresh=False)
+                bar.update(1)
+                if on_step is not None:
+                    on_step(step, value)
+                if completed % config.eval_every == 0 or completed == config.steps:
+                    evaluate(completed)
+                if completed % config.checkpoint_every == 0 and completed < config.steps:
+                    save()
+    except KeyboardInterrupt:
+        interrupted = True
+        rng.state = resume_state  # the abandoned step's batch is drawn again on resume
+        optimizer.zero_grad()
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - began
+    rate = (completed - start) * tokens_per_step / max(seconds, 1e-9)
+    save()
+    save_checkpoint(output / "model.npz", model, step=completed, rng=rng)  # small: no optimizer
+    segment.update(
+        {
+            "last_step": completed,
+            "seconds": round(seconds, 2),
+            "tokens_per_second": round(rate, 1),
+            "interrupted": interrupted,
+        }
+    )
+    log["segments"].append(segment)
+    if log["evals"]:
+        log["final"] = {**log["evals"][-1], "baseline": log["task"]["baseline"]["value"]}
+    _write_json(log_path, log)
+    return RunResult(
+        output,
+        [r["loss"] for r in log["steps"]],
+        list(log["evals"]),
+        completed,
+        interrupted,
+        seconds,
+        rate,
+    )
+
+
+def log_losses(path: str | Path) -> np.ndarray:
+    """The per-step losses of a stored ``log.json``, in step order."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return np.array([r["loss"] for r in data["steps"]])

@@ -1,0 +1,140 @@
+"""The training loop: resume after Ctrl-C equals an uninterrupted run; the command's files."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from llm_from_scratch.errors import ArgumentError
+from llm_from_scratch.train import main
+from llm_from_scratch.training import AdamW, TrainConfig
+from llm_from_scratch.training.loop import train
+
+TINY = {
+    "task": "induction",
+    "vocab_size": 8,
+    "half_length": 5,
+    "model_width": 16,
+    "num_layers": 1,
+    "num_heads": 2,
+    "hidden_width": 32,
+    "steps": 8,
+    "batch_size": 4,
+    "lr": 0.01,
+    "min_lr": 0.001,
+    "warmup_steps": 2,
+    "eval_every": 4,
+    "eval_batches": 2,
+    "checkpoint_every": 3,
+}
+
+
+def _config(tmp_path, name: str) -> TrainConfig:
+    return TrainConfig(**TINY, output=str(tmp_path / name))
+
+
+def _interrupt_after(step_index: int):
+    def hook(step: int, loss: float) -> None:
+        if step == step_index:
+            raise KeyboardInterrupt
+
+    return hook
+
+
+def test_resume_after_interrupt_gives_the_same_losses(tmp_path) -> None:
+    whole = train(_config(tmp_path, "whole"), progress=False)
+    assert whole.steps_done == 8 and not whole.interrupted and len(whole.losses) == 8
+    config = _config(tmp_path, "parts")
+    cut = train(config, progress=False, on_step=_interrupt_after(4))
+    assert cut.interrupted and cut.steps_done == 5 and len(cut.losses) == 5
+    resumed = train(config, resume=True, progress=False)
+    assert resumed.steps_done == 8 and not resumed.interrupted
+    np.testing.assert_allclose(resumed.losses, whole.losses, rtol=1e-12, atol=0)
+    assert [e["step"] for e in resumed.evals] == [0, 4, 8]
+    np.testing.assert_allclose(
+        [e["repeated_half_loss"] for e in resumed.evals],
+        [e["repeated_half_loss"] for e in whole.evals],
+        rtol=1e-12,
+    )
+    log = json.loads((tmp_path / "parts" / "log.json").read_text())
+    assert [s["interrupted"] for s in log["segments"]] == [True, False]
+    assert [r["step"] for r in log["steps"]] == list(range(8))
+
+
+def test_sigint_during_the_update_waits_for_the_step_to_finish(tmp_path, monkeypatch) -> None:
+    whole = train(_config(tmp_path, "whole"), progress=False)
+    original = AdamW.step
+    calls = []
+
+    def step_then_ctrl_c(self) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # arrives mid-update: held until the step ends
+        original(self)
+
+    monkeypatch.setattr(AdamW, "step", step_then_ctrl_c)
+    config = _config(tmp_path, "sigint")
+    cut = train(config, progress=False)
+    assert cut.interrupted and cut.steps_done == 3
+    monkeypatch.setattr(AdamW, "step", original)
+    resumed = train(config, resume=True, progress=False)
+    np.testing.assert_allclose(resumed.losses, whole.losses, rtol=1e-12, atol=0)
+
+
+def test_sigint_outside_the_update_abandons_the_step(tmp_path) -> None:
+    def ctrl_c(step: int, loss: float) -> None:
+        if step == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    cut = train(_config(tmp_path, "abandon"), progress=False, on_step=ctrl_c)
+    assert cut.interrupted and cut.steps_done == 2
+
+
+def test_the_first_loss_is_about_ln_v_and_training_lowers_it(tmp_path) -> None:
+    config = _config(tmp_path, "learn").replace(steps=40, eval_every=40, lr=0.02)
+    result = train(config, progress=False)
+    first, last = result.evals[0]["repeated_half_loss"], result.evals[-1]["repeated_half_loss"]
+    assert abs(first - math.log(8)) < 1.0
+    assert last < first - 0.3
+
+
+def test_command_writes_config_log_and_checkpoints(tmp_path, capsys) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**TINY, "output": str(tmp_path / "cli")}))
+    assert main(["--config", str(path), "--no-progress", "--steps", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "finished at step 4" in out and "tokens/s" in out
+    folder = tmp_path / "cli"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "checkpoint.npz",
+        "config.json",
+        "log.json",
+        "model.npz",
+    ]
+    assert json.loads((folder / "config.json").read_text())["steps"] == 4
+    log = json.loads((folder / "log.json").read_text())
+    assert len(log["steps"]) == 4 and log["final"]["baseline"] == pytest.approx(math.log(8))
+    assert main(["--config", str(path), "--no-progress", "--lr", "-1"]) == 2
+    assert "min_lr ≤ lr" in capsys.readouterr().err
+
+
+def test_config_and_resume_refusals(tmp_path) -> None:
+    with pytest.raises(ArgumentError, match="task must be one of"):
+        TrainConfig(task="music")
+    with pytest.raises(ArgumentError, match="model_width must be int"):
+        TrainConfig(model_width=1.5)
+    with pytest.raises(ArgumentError, match="unknown config settings"):
+        TrainConfig().replace(width=3)
+    with pytest.raises(ArgumentError, match="resume=True needs"):
+        train(_config(tmp_path, "never"), resume=True, progress=False)
+    config = _config(tmp_path, "other")
+    train(config, progress=False, stop_at=2)
+    with pytest.raises(ArgumentError, match="another config"):
+        train(config.replace(lr=0.02), resume=True, progress=False)
+    with pytest.raises(ArgumentError, match="stop_at"):
+        train(config, progress=False, stop_at=9)
