@@ -47,8 +47,16 @@ def received(value: Any) -> str:
 
 def as_float_array(data: Any, what: str = "Tensor data") -> np.ndarray:
     """``data`` as a fresh float64 array: numbers, nested lists of numbers, or numeric arrays."""
-    if type(data) is float or type(data) is int:  # the common constant, e.g. x * 2.0
+    if type(data) is float:  # the common constant, e.g. x * 2.0
         return np.array(data, dtype=np.float64)
+    if type(data) is int:  # also beyond int64, as long as float64 can hold it
+        try:
+            return np.array(float(data))
+        except OverflowError:
+            raise ArgumentError(
+                f"{what} must fit in float64 (|x| < 1.8e308); got an integer of "
+                f"{len(str(abs(data)))} digits."
+            ) from None
     if data is None or isinstance(data, str | bytes):
         raise ArgumentError(
             f"{what} must be real numbers convertible to float64 (a number, nested lists of "

@@ -123,9 +123,9 @@ class Op:
                 b = _constant(b)
                 inputs = (a, b)
             record = a.requires_grad or b.requires_grad
-            if self.check is not None:
-                params = self.check(a.value, b.value, **params)
             try:
+                if self.check is not None:
+                    params = self.check(a.value, b.value, **params)
                 out = (
                     self.forward(a.value, b.value, **params)
                     if params
@@ -141,9 +141,9 @@ class Op:
                 a = _constant(a)
                 inputs = (a,)
             record = a.requires_grad
-            if self.check is not None:
-                params = self.check(a.value, **params)
             try:
+                if self.check is not None:
+                    params = self.check(a.value, **params)
                 out = self.forward(a.value, **params) if params else self.forward(a.value)
             except FromScratchError:
                 raise
@@ -152,9 +152,9 @@ class Op:
         else:
             inputs = tuple(x if isinstance(x, Tensor) else _constant(x) for x in inputs)
             record = any(t.requires_grad for t in inputs)
-            if self.check is not None:
-                params = self.check(*[t.value for t in inputs], **params)
             try:
+                if self.check is not None:
+                    params = self.check(*[t.value for t in inputs], **params)
                 out = self.forward(*[t.value for t in inputs], **params)
             except FromScratchError:
                 raise

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import GraphReleasedError
+from ..errors import ArgumentError, GraphReleasedError
+from .checks import received
 from .tensor import Tensor
 
 __all__ = ["recorded_ops", "walk_tape"]
@@ -10,6 +11,8 @@ __all__ = ["recorded_ops", "walk_tape"]
 
 def walk_tape(root: Tensor) -> list[Tensor]:
     """Every tensor on root's tape, each after its inputs (iterative depth-first post-order)."""
+    if not isinstance(root, Tensor):
+        raise ArgumentError(f"walk_tape reads the tape of a Tensor; got {received(root)}.")
     order: list[Tensor] = []
     seen: set[int] = set()
     stack: list[tuple[Tensor, bool]] = [(root, False)]

@@ -333,6 +333,15 @@ class Tensor:
     def __getitem__(self, index: Any) -> Tensor:
         return _ops.getitem(self, index=index)
 
+    def _no_order(self, other: Any) -> Any:
+        raise ArgumentError(
+            f"Tensors have no order: comparing a tensor of shape {self.shape} with "
+            f"{received(other)} is not an op. Compare the values: t.value < 0 gives a Boolean "
+            "array (a mask for masked_fill)."
+        )
+
+    __lt__ = __le__ = __gt__ = __ge__ = _no_order
+
     # --- named methods (PyTorch-familiar) -----------------------------------------------------
 
     def reshape(self, *shape: Any) -> Tensor:

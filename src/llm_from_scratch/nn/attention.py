@@ -178,7 +178,11 @@ class _Masks:
         if infinite.any():
             self._block(infinite)
             array = np.where(infinite, 0.0, array)
-        self.added = array if self.added is None else self.added + array
+        if self.added is None:
+            self.added = array
+        else:
+            with np.errstate(over="ignore"):  # finite masks may add up past −1.8e308: −∞ blocks
+                self.added = self.added + array
 
     def _block(self, array: np.ndarray) -> None:
         self.blocked = array if self.blocked is None else self.blocked | array
