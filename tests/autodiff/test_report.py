@@ -1,10 +1,13 @@
 """The gradient-check report: one case per registered op, all passing, none missing."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import OPS, Tensor
 from llm_from_scratch.autodiff.report import (
+    TABLE_NOISE_BOUND,
     MissingCaseError,
     gradcheck_cases,
     gradcheck_rows,
@@ -30,7 +33,7 @@ def test_rows_cover_every_op_in_registration_order_and_pass():
     assert [r.op for r in rows] == list(OPS)
     for row in rows:
         assert row.passed, row
-        assert row.max_abs_error <= 1e-6
+        assert row.max_abs_error <= TABLE_NOISE_BOUND  # the bound Chapter 1's table prints
 
 
 def test_broadcasting_and_repeated_index_cases_are_present():
@@ -64,3 +67,10 @@ def test_markdown_table():
     assert lines[0].startswith("| op | input shapes |")
     assert "| `matmul` | [2, 2, 3], [3, 2] | [2, 2, 2] |" in table
     assert all(line.count(" | ") == 5 for line in lines[2:])  # no stray cell separators
+    assert all("| below 1e-8 | yes |" in line for line in lines[2:])  # noise shown as its bound
+
+
+def test_markdown_table_shows_the_value_of_a_row_above_the_bound():
+    row = gradcheck_rows()[0]
+    loud = dataclasses.replace(row, max_abs_error=3e-4, passed=False)
+    assert "| 3.0e-04 | **no** |" in gradcheck_table_markdown([loud])

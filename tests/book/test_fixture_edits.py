@@ -7,7 +7,9 @@ Every chapter ``book/NN-slug.md`` keeps all of its input numbers in one code cel
 - ``MUST_CHANGE``: names of glued values (``myst_nb.glue``) that every variant must change.
 
 For each chapter the notebook is executed once per variant (jupytext read, nbclient, kernel
-``python3``, working directory ``book/``) and compared with the chapter as written, read from
+``python3``, working directory ``book/``), in a second process that runs beside the rest of the
+test session (``tests/book/variant_runs.py``, started by ``tests/book/conftest.py``), and
+compared with the chapter as written, read from
 its paired notebook (whose outputs nbval re-checks against a fresh run). Each run must finish
 without a cell error; under each variant every ``MUST_CHANGE`` glue value must differ from the
 original, and the widgets' ``<details>`` answer reveals must not all stay the same (so widget
@@ -18,73 +20,54 @@ Adding a chapter needs no change here: write its variants file.
 
 from __future__ import annotations
 
-import importlib.util
 import re
+import time
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
-from tools.sync_notebooks import BOOK, chapter_sources, paired_path, read_source
+from tests.book.conftest import VARIANT_RUNS
+from tests.book.variant_runs import fixture_index as tagged_fixture
+from tests.book.variant_runs import load_variants, result_path, variants_path
+from tools.sync_notebooks import chapter_sources, paired_path, read_source
 
-VARIANTS_DIR = Path(__file__).parent / "fixture_variants"
-CELL_TIMEOUT = 120  # seconds per cell; the chapters' cells take well under one
-FIXTURE_TAG = "fixture"
 CHAPTER_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 REVEAL = re.compile(r"<details\b")
 CHAPTERS = [md for md in chapter_sources() if CHAPTER_NAME.match(md.stem)]
-
-
-def variants_path(md: Path) -> Path:
-    """book/02-linear-layers.md -> tests/book/fixture_variants/02_linear_layers.py"""
-    return VARIANTS_DIR / (md.stem.replace("-", "_") + ".py")
-
-
-def load_variants(md: Path) -> ModuleType:
-    path = variants_path(md)
-    assert path.is_file(), (
-        f"{md.name} has no fixture variants: create {path.relative_to(BOOK.parent)} with "
-        "VARIANTS = {name: fixture cell source} and MUST_CHANGE = [glue keys]."
-    )
-    spec = importlib.util.spec_from_file_location(f"fixture_variants_{md.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+WAIT_LIMIT = 1800  # seconds to wait for the background runs (the whole set takes about 2 min)
 
 
 def fixture_index(notebook: nbformat.NotebookNode, md: Path) -> int:
     """Index of the one code cell tagged ``fixture``."""
-    tagged = [
-        i
-        for i, cell in enumerate(notebook.cells)
-        if cell.cell_type == "code" and FIXTURE_TAG in cell.metadata.get("tags", [])
-    ]
-    assert len(tagged) == 1, (
+    index = tagged_fixture(notebook)
+    assert index is not None, (
         f"{md.name} must keep its input numbers in exactly one code cell tagged "
-        f"`{FIXTURE_TAG}` (`:tags: [fixture]`); found {len(tagged)}."
+        "`fixture` (`:tags: [fixture]`)."
     )
-    return tagged[0]
+    return index
 
 
-def execute(notebook: nbformat.NotebookNode, label: str) -> nbformat.NotebookNode:
-    """Run every cell in a fresh kernel in book/; fail naming the cell that raised."""
-    client = NotebookClient(
-        notebook,
-        timeout=CELL_TIMEOUT,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(BOOK)}},
-        record_timing=False,
-    )
-    try:
-        client.execute()
-    except CellExecutionError as error:
+def variant_run(request: pytest.FixtureRequest, md: Path, variant: str) -> nbformat.NotebookNode:
+    """The chapter run with the variant's fixture by the background process; fail on error."""
+    runs = request.config.stash.get(VARIANT_RUNS, None)
+    assert runs is not None, "the background variant runs never started (tests/book/conftest.py)"
+    out, process, log = runs
+    label = f"{md.name} with fixture variant {variant!r}"
+    done, failed = (result_path(out, md.stem, variant, s) for s in (".ipynb", ".error"))
+    deadline = time.monotonic() + WAIT_LIMIT
+    while not (done.is_file() or failed.is_file()):
+        if process.poll() is not None and not (done.is_file() or failed.is_file()):
+            pytest.fail(f"{label}: the background run stopped early; its log:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"{label}: no result after {WAIT_LIMIT} s.")
+        time.sleep(0.2)
+    if failed.is_file():
+        error = failed.read_text(encoding="utf-8")
         pytest.fail(f"{label}: a cell raised.\n{error}", pytrace=False)
+    notebook = nbformat.read(done, as_version=4)
     for index, cell in enumerate(notebook.cells):
         for output in cell.get("outputs", []):
             assert output.output_type != "error", f"{label}: cell {index} has an error output."
@@ -153,7 +136,9 @@ def test_chapter_has_fixture_cell_and_variants(md: Path) -> None:
 
 
 @pytest.mark.parametrize(("md", "variant"), variant_cases())
-def test_fixture_edit_follows_everywhere(md: Path, variant: str) -> None:
+def test_fixture_edit_follows_everywhere(
+    request: pytest.FixtureRequest, md: Path, variant: str
+) -> None:
     module = load_variants(md)
     original = original_run(md)
     before = glued(original)
@@ -162,9 +147,8 @@ def test_fixture_edit_follows_everywhere(md: Path, variant: str) -> None:
         f"{md.name}: MUST_CHANGE names glue keys the chapter never glues: {missing}"
     )
 
-    edited = read_source(md)
-    edited.cells[fixture_index(edited, md)].source = module.VARIANTS[variant]
-    after = glued(execute(edited, f"{md.name} with fixture variant {variant!r}"))
+    edited = variant_run(request, md, variant)
+    after = glued(edited)
 
     lost = [key for key in module.MUST_CHANGE if key not in after]
     assert not lost, f"{md.name} [{variant}]: glue keys missing after the edit: {lost}"

@@ -1,0 +1,111 @@
+"""Execute fixture-edit variants in a second process, while the rest of `pytest --nbval` runs.
+
+`tests/book/conftest.py` starts ``python -m tests.book.variant_runs OUT CASE...`` as soon as
+collection ends, with every selected case of ``test_fixture_edit_follows_everywhere`` as
+``<chapter stem>:<variant>``; those tests are moved to the end of the run and read the executed
+notebooks from ``OUT``. On two cores this overlaps the variants with the unit tests, nbval and
+the browser tests instead of running them after. For each case it writes
+``OUT/<stem>--<variant>.ipynb`` (the executed notebook) or ``OUT/<stem>--<variant>.error``
+(the cell error), atomically, so a reader of ``OUT`` never sees half a file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from tools.sync_notebooks import BOOK, read_source
+
+CELL_TIMEOUT = 120  # seconds per cell; the chapters' cells take well under one
+FIXTURE_TAG = "fixture"
+VARIANTS_DIR = Path(__file__).parent / "fixture_variants"
+
+
+def variants_path(md: Path) -> Path:
+    """book/02-linear-layers.md -> tests/book/fixture_variants/02_linear_layers.py"""
+    return VARIANTS_DIR / (md.stem.replace("-", "_") + ".py")
+
+
+def load_variants(md: Path) -> ModuleType:
+    """The chapter's variants module (VARIANTS, MUST_CHANGE); AssertionError if it is missing."""
+    path = variants_path(md)
+    assert path.is_file(), (
+        f"{md.name} has no fixture variants: create {path.relative_to(BOOK.parent)} with "
+        "VARIANTS = {name: fixture cell source} and MUST_CHANGE = [glue keys]."
+    )
+    spec = importlib.util.spec_from_file_location(f"fixture_variants_{md.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def result_path(out: Path, stem: str, variant: str, suffix: str) -> Path:
+    return out / f"{stem}--{variant}{suffix}"
+
+
+def fixture_index(notebook: nbformat.NotebookNode) -> int | None:
+    """Index of the one code cell tagged ``fixture``, or None if there is not exactly one."""
+    tagged = [
+        i
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and FIXTURE_TAG in cell.metadata.get("tags", [])
+    ]
+    return tagged[0] if len(tagged) == 1 else None
+
+
+def edited_chapter(md: Path, fixture_source: str) -> nbformat.NotebookNode:
+    """The chapter with its fixture cell replaced by ``fixture_source``."""
+    notebook = read_source(md)
+    index = fixture_index(notebook)
+    if index is None:
+        raise ValueError(f"{md.name} has no single cell tagged `{FIXTURE_TAG}`.")
+    notebook.cells[index].source = fixture_source
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Run every cell in a fresh python3 kernel with working directory book/."""
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(BOOK)}},
+        record_timing=False,
+    )
+    client.execute()
+    return notebook
+
+
+def _write(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def run_case(out: Path, stem: str, variant: str, fixture_source: str) -> None:
+    try:
+        notebook = execute(edited_chapter(BOOK / f"{stem}.md", fixture_source))
+    except (CellExecutionError, ValueError) as error:
+        _write(result_path(out, stem, variant, ".error"), str(error))
+    else:
+        _write(result_path(out, stem, variant, ".ipynb"), nbformat.writes(notebook))
+
+
+def main(argv: list[str]) -> None:
+    out = Path(argv[0])
+    for case in argv[1:]:
+        stem, variant = case.split(":", 1)
+        source = load_variants(BOOK / f"{stem}.md").VARIANTS[variant]
+        run_case(out, stem, variant, source)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
