@@ -36,6 +36,12 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _plain(value: Any) -> str:
+    """' (repr)' for None, a number or a string; '' for objects (a repr may hold an address)."""
+    plain = value is None or isinstance(value, int | float | str | bytes)
+    return f" ({_shown(value)})" if plain else ""
+
+
 def integer(
     value: Any,
     label: str,
@@ -83,7 +89,7 @@ def generator(rng: Any, owner: str, *, error: ErrorType = ArgumentError) -> Spli
     """``rng`` if it is the package's SplitMix64 (the only source of randomness)."""
     if not isinstance(rng, SplitMix64):
         raise error(
-            f"{owner} needs a SplitMix64 rng; got {type(rng).__name__} ({_shown(rng)}). All "
+            f"{owner} needs a SplitMix64 rng; got {type(rng).__name__}{_plain(rng)}. All "
             "randomness in the package comes from llm_from_scratch.random.SplitMix64: pass "
             "rng=SplitMix64(seed) (a numpy Generator or None is not accepted)."
         )
@@ -121,8 +127,8 @@ def element_count(shape: Any, label: str, *, error: ErrorType = ArgumentError) -
         dims = " × ".join(str(int(n)) for n in shape) + " = " if len(shape) > 1 else ""
         raise error(
             f"{label} would hold {dims}{count:,} float64 values ({count * 8:,} bytes); "
-            f"the package refuses arrays of more than {MAX_ELEMENTS:,} values (2 GiB) before "
-            "allocating. Use smaller widths or lengths."
+            f"the package refuses more than {MAX_ELEMENTS:,} values (2 GiB) in one request, "
+            "before allocating. Use smaller widths or lengths."
         )
     return count
 

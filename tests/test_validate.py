@@ -1,0 +1,153 @@
+"""The shared argument checks: what each accepts, what it refuses, and what the message says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_from_scratch.autodiff import Tensor
+from llm_from_scratch.errors import ArgumentError, FromScratchError, HeadCountError, WidthError
+from llm_from_scratch.random import SplitMix64
+from llm_from_scratch.validate import (
+    MAX_ELEMENTS,
+    array,
+    boolean,
+    element_count,
+    finite_float,
+    generator,
+    integer,
+    non_negative_int,
+    positive_int,
+    tensor,
+)
+
+
+@pytest.mark.parametrize("value", [1, 7, np.int64(3), np.uint8(2), 10**30])
+def test_positive_int_accepts_integers_and_returns_int(value: object) -> None:
+    result = positive_int(value, "width")
+    assert type(result) is int and result == int(value)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(True), 2.0, 2.5, "2", None, [2], 1j])
+def test_positive_int_refuses_non_integers_naming_the_value(value: object) -> None:
+    with pytest.raises(ArgumentError) as info:
+        positive_int(value, "width")
+    assert str(info.value) == f"width must be a positive integer; got {value!r}."
+
+
+@pytest.mark.parametrize("value", [0, -1, np.int32(-5)])
+def test_positive_int_range_error_class_and_message(value: object) -> None:
+    with pytest.raises(WidthError) as info:
+        positive_int(value, "width", range_error=WidthError, fix="Use 4.")
+    assert str(info.value) == f"width must be at least 1; got {value!r}. Use 4."
+
+
+def test_integer_minimum_wording() -> None:
+    assert non_negative_int(0, "count") == 0
+    with pytest.raises(ArgumentError, match=r"^count must be a non-negative integer; got -1\.$"):
+        non_negative_int(-1, "count")
+    with pytest.raises(ArgumentError, match=r"^n must be an integer ≥ 3; got 1\.5\.$"):
+        integer(1.5, "n", minimum=3)
+    with pytest.raises(ArgumentError, match=r"^n must be at least 3; got 2\.$"):
+        integer(2, "n", minimum=3)
+    assert integer(-9, "n") == -9
+
+
+def test_error_class_is_the_callers() -> None:
+    with pytest.raises(HeadCountError):
+        positive_int(0, "num_heads", error=HeadCountError)
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(False)])
+def test_boolean_accepts_real_bools(value: object) -> None:
+    assert boolean(value, "bias") is bool(value)
+
+
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, [], 0.0])
+def test_boolean_refuses_truthiness(value: object) -> None:
+    with pytest.raises(ArgumentError) as info:
+        boolean(value, "bias")
+    assert str(info.value).startswith(f"bias must be True or False; got {value!r}.")
+
+
+def test_generator_accepts_only_splitmix64_and_names_it() -> None:
+    rng = SplitMix64(1)
+    assert generator(rng, "Linear") is rng
+    for bad in (None, np.random.default_rng(0), 42, "seed"):
+        with pytest.raises(ArgumentError) as info:
+            generator(bad, "Linear")
+        message = str(info.value)
+        assert message.startswith(f"Linear needs a SplitMix64 rng; got {type(bad).__name__}")
+        assert "SplitMix64(seed)" in message and "0x" not in message  # no memory address
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("nan"), "eps must be finite; got nan."),
+        (float("inf"), "eps must be finite; got inf."),
+        (True, "eps must be a real number; got True."),
+        ("1e-5", "eps must be a real number; got '1e-5'."),
+        (0.0, "eps must be greater than 0; got 0.0."),
+        (-1, "eps must be greater than 0; got -1."),
+    ],
+)
+def test_finite_float_refusals(value: object, message: str) -> None:
+    with pytest.raises(ArgumentError) as info:
+        finite_float(value, "eps", positive=True)
+    assert str(info.value) == message
+
+
+def test_finite_float_accepts_and_minimum() -> None:
+    assert finite_float(np.float32(0.5), "x") == 0.5
+    assert finite_float(3, "x", minimum=3) == 3.0
+    with pytest.raises(ArgumentError, match=r"^x must be at least 3; got 2\.$"):
+        finite_float(2, "x", minimum=3)
+
+
+def test_element_count_refuses_before_allocating_and_names_the_size() -> None:
+    assert element_count((2**14, 2**14), "W") == 2**28 == MAX_ELEMENTS
+    with pytest.raises(ArgumentError) as info:
+        element_count((10**9, 10**9), "Linear weight")
+    message = str(info.value)
+    assert "1000000000 × 1000000000 = 1,000,000,000,000,000,000 float64 values" in message
+    assert "8,000,000,000,000,000,000 bytes" in message
+    with pytest.raises(ArgumentError, match=r"would hold 268,435,457 float64"):
+        element_count((MAX_ELEMENTS + 1,), "table")
+
+
+def test_array_copies_and_converts() -> None:
+    source = [[1, 2], [3, 4]]
+    out = array(source, "W")
+    assert out.dtype == np.float64 and out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    t = Tensor([1.0, 2.0])
+    copy = array(t, "W")
+    copy[0] = 9.0
+    assert t.value[0] == 1.0  # a copy, never a view of the caller's data
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ([[1.0, 2.0], [3.0]], "must be a rectangular array of numbers; got [[1.0, 2.0], [3.0]]"),
+        (None, "must be an array of numbers; got None."),
+        ("abc", "must be an array of numbers; got 'abc'."),
+        ([1.0, None], "dtype object"),
+        ([1 + 2j], "dtype complex128"),
+        ([1.0, np.nan], "must hold finite numbers; got 1 NaN or infinite entries in shape (2,)."),
+        (Tensor([np.inf]), "must hold finite numbers"),
+    ],
+)
+def test_array_refusals(value: object, fragment: str) -> None:
+    with pytest.raises(ArgumentError) as info:
+        array(value, "W")
+    assert fragment in str(info.value)
+    assert str(info.value).startswith("W must")
+
+
+def test_tensor_passes_tensors_through_and_allows_nan_values() -> None:
+    t = Tensor([1.0])
+    assert tensor(t, "x") is t
+    assert np.isnan(tensor([np.nan], "x").value).all()
+    with pytest.raises(FromScratchError, match="x must be an array of numbers; got None"):
+        tensor(None, "x")
