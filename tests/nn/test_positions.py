@@ -505,3 +505,47 @@ def test_schemes_satisfy_the_attention_protocol_and_match_a_hand_wired_pass():
         expected = plain.output(heads.permute(0, 2, 1, 3).reshape(2, 3, 8)).value
         out, _ = _attention(scheme, causal=True)(x)
         np.testing.assert_allclose(out.value, expected, atol=1e-14)
+
+
+# --- RoPE's table cache is bounded ---------------------------------------------------------------
+
+
+def _held_bytes(obj: object) -> int:
+    """Bytes of every distinct numpy buffer reachable from a cache (dicts, tuples, arrays)."""
+    seen: dict[int, int] = {}
+
+    def walk(item: object) -> None:
+        if isinstance(item, np.ndarray):
+            base = item if item.base is None else item.base
+            seen[id(base)] = base.nbytes
+        elif isinstance(item, dict):
+            for value in item.values():
+                walk(value)
+        elif isinstance(item, tuple | list):
+            for value in item:
+                walk(value)
+
+    walk(obj)
+    return sum(seen.values())
+
+
+def test_rope_cache_holds_one_table_for_the_longest_length_seen() -> None:
+    head_width = 64
+    rope = RoPEPositions(head_width)
+    lengths = [int(n) for n in SplitMix64(5).u64_array(60) % 300 + 1]
+    for length in lengths:
+        rope.rotate(Tensor(np.ones((1, 1, length, head_width))))
+    longest = max(lengths)
+    # cos and signed sin [T_max, d_h], the partner index [d_h] and the module's own ω [d_h/2]
+    one_table = 2 * longest * head_width * 8 + head_width * 8 + head_width // 2 * 8
+    assert _held_bytes(rope._default_tables) == one_table
+
+
+def test_rope_sliced_tables_equal_explicit_positions() -> None:
+    rope = RotaryEmbedding(6, pairing="half")
+    x = SplitMix64(6).uniform(-1.0, 1.0, (2, 9, 6))
+    rope(Tensor(np.zeros((1, 20, 6))))  # the cache now holds positions 0 … 19
+    for length in (1, 4, 9):
+        sliced = rope(Tensor(x[:, :length])).value
+        explicit = rope(Tensor(x[:, :length]), positions=np.arange(length)).value
+        np.testing.assert_array_equal(sliced, explicit)
