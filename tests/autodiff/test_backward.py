@@ -217,3 +217,31 @@ def test_a_vjp_must_name_its_output_parameter():
             registered.vjp(lambda grad, output, x: grad)
     finally:
         del OPS["probe_op_for_signature_test"]
+
+
+def test_no_grad_in_one_thread_does_not_stop_another_from_recording():
+    """Thread A sits inside no_grad while thread B records: B's result still has a tape."""
+    import threading
+
+    inside = threading.Event()
+    recorded = threading.Event()
+    results: dict[str, bool] = {}
+
+    def quiet() -> None:
+        with no_grad():
+            inside.set()
+            recorded.wait(timeout=10)  # stay inside no_grad until the other thread is done
+            results["quiet"] = (Tensor([1.0], requires_grad=True) * 2.0).requires_grad
+
+    def recording() -> None:
+        inside.wait(timeout=10)
+        y = (Tensor([1.0, 2.0], requires_grad=True) * 3.0).sum()
+        results["recording"] = y.requires_grad and not y.is_leaf
+        recorded.set()
+
+    threads = [threading.Thread(target=quiet), threading.Thread(target=recording)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert results == {"quiet": False, "recording": True}
