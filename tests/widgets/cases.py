@@ -54,7 +54,7 @@ CASES: list[tuple[dict[str, Any], str, str]] = [
     (NUMBER, ",5.5", "invalid"),
     (NUMBER, ",", "invalid"),
     (NUMBER, "1, 2", "invalid"),
-    (NUMBER, "5,5", "invalid"),
+    (NUMBER, "5,5", "correct"),  # a decimal comma
     (NUMBER, "5.5 6", "invalid"),
     (NUMBER, "nan", "invalid"),
     (NUMBER, "NaN", "invalid"),
@@ -83,10 +83,47 @@ CASES: list[tuple[dict[str, Any], str, str]] = [
     (NUMBER, "{5.5}", "invalid"),
     (NUMBER, "\u0665", "invalid"),
     (NUMBER, "\uff15", "invalid"),
-    (NUMBER, "5.5\u2003", "invalid"),
+    (NUMBER, "5.5\u2003", "correct"),  # an em space is a space
     (NUMBER, "x" * 100, "invalid"),
     (NUMBER, "\U0001f600" * 30, "invalid"),
     (NUMBER, "<b>5</b>", "invalid"),
+    # what a person types and means
+    (NUMBER, "11/2", "correct"),
+    (NUMBER, "5,500", "invalid"),  # 5500 or 5.5? asked, never guessed
+    (NUMBER, "\u20135.5", "wrong"),  # en dash
+    (NUMBER, "\u2014 5.5", "invalid"),
+    (NUMBER, "\u22125,5", "wrong"),
+    (NUMBER, "0,5", "wrong"),
+    (NUMBER, "-0,5", "wrong"),
+    (NUMBER, " 5,5 ", "correct"),
+    (NUMBER, "5,5,5", "invalid"),
+    (NUMBER, "1,000", "invalid"),  # a thousands separator or a decimal comma: asked
+    (NUMBER, "0,000", "wrong"),
+    (NUMBER, "5\u200b.5", "invalid"),
+    (NUMBER, "\ufeff5.5", "invalid"),
+    (NUMBER, "5.5\u200d", "invalid"),
+    (NUMBER, "\U0001f600\u200b5", "invalid"),  # position counted in code points
+    (NUMBER, "5.5\x00", "invalid"),
+    (NUMBER, "5.5\u00ad", "invalid"),
+    (NUMBER, "5.5\u3000", "correct"),
+    (NUMBER, "\u202f5.5\u2009", "correct"),
+    (NUMBER, "1" * 1999 + "x", "invalid"),
+    (NUMBER, "1" * 2001, "invalid"),
+    (NUMBER, "\U0001f600" * 1500, "invalid"),  # 1500 code points, 3000 UTF-16 units: allowed
+    (NUMBER, "\U0001f600" * 2001, "invalid"),
+    (SHAPE, "Size([4, 7, 3])", "correct"),
+    (SHAPE, " torch.Size([4, 7, 3]) ", "correct"),
+    (SHAPE, "torch.Size([4, 7])", "wrong"),
+    (SHAPE, "torch.Size[4, 7, 3]", "invalid"),
+    (SHAPE, "torch.size([4, 7, 3])", "invalid"),
+    (SHAPE, "(4,\u200b7, 3)", "invalid"),
+    (SHAPE, "[4, 7, 3]", "correct"),
+    (VECTOR, "[0.5, 0.25, 0.125, 1]\u200b", "invalid"),
+    (VECTOR, "0,5 0,25 0,125 1", "invalid"),
+    (VECTOR, "\u22120.5, 0.25, 0.125, 1", "wrong"),
+    (CHOICE, "columns\u200b", "invalid"),
+    (EXPLAIN, "x" * 2001, "invalid"),
+    (EXPLAIN, "why\u200b not", "revealed"),
     (SIGMOID, "0.731059", "correct"),
     (SIGMOID, "0.7310586", "correct"),
     (SIGMOID, "0.73106", "wrong"),
@@ -134,7 +171,7 @@ CASES: list[tuple[dict[str, Any], str, str]] = [
     (SHAPE, "4 \u00d7 7 \u00d7 3", "correct"),
     (SHAPE, "(4, 7, 3,)", "correct"),
     (SHAPE, "004, 7, 3", "correct"),
-    (SHAPE, "torch.Size([4, 7, 3])", "invalid"),
+    (SHAPE, "torch.Size([4, 7, 3])", "correct"),
     (SHAPE, "(4, 7)", "wrong"),
     (SHAPE, "(4, 7, 3, 1)", "wrong"),
     (SHAPE, "(4, 3, 7)", "wrong"),
@@ -174,7 +211,7 @@ CASES: list[tuple[dict[str, Any], str, str]] = [
     (EXPLAIN, "   \n\t", "invalid"),
     (EXPLAIN, "\u00a0", "invalid"),
     (EXPLAIN, "because the variance grows with d", "revealed"),
-    (EXPLAIN, "\u2003", "revealed"),
+    (EXPLAIN, "\u2003", "invalid"),
 ]
 
 SPECS = [
@@ -203,6 +240,11 @@ _ALPHABET = [
     "i",
     "f",
     "\u2003",
+    "\u2013",
+    "\u200b",
+    "\ufeff",
+    "\U0001f600",
+    "torch.Size(",
     "rows",
 ]
 

@@ -7,7 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_from_scratch.widgets import Verdict, check, format_number
-from llm_from_scratch.widgets.checker import format_shape, format_vector, split_entries
+from llm_from_scratch.widgets.checker import (
+    format_shape,
+    format_vector,
+    parse_number,
+    split_entries,
+)
 
 from .cases import CASES, CHOICE, EXPLAIN, LONG, NUMBER, SCALAR, SHAPE, SPECS, VECTOR
 
@@ -124,6 +129,36 @@ def test_shape_accepts_times_signs() -> None:
         (CHOICE, "rows", "Not quite. The answer is columns."),
         (EXPLAIN, " ", "Write your explanation first, then press Check."),
         (EXPLAIN, "variance", "Compare your explanation with this model answer:"),
+        (
+            NUMBER,
+            "5\u200b.5",
+            "Your answer contains an invisible character, U+200B (zero-width space), at "
+            "position 2. Delete it (retype the answer by hand), then press Check.",
+        ),
+        (
+            NUMBER,
+            "\ufeff5.5",
+            "Your answer contains an invisible character, U+FEFF (byte-order mark), at "
+            "position 1. Delete it (retype the answer by hand), then press Check.",
+        ),
+        (
+            SHAPE,
+            "4, 7, 3\x07",
+            "Your answer contains an invisible character, U+0007 (an invisible control or "
+            "format character), at position 8. Delete it (retype the answer by hand), then "
+            "press Check.",
+        ),
+        (
+            NUMBER,
+            "1,000",
+            '"1,000" could mean 1000 (a thousands separator) or 1.000 (a decimal comma); type '
+            "it without the comma, with a point for decimals.",
+        ),
+        (NUMBER, "5,5", "Right. The answer is 5.5."),
+        (NUMBER, "\u20135.5", "Not quite. The answer is 5.5."),
+        (SHAPE, "torch.Size([4, 7, 3])", "Right. The shape is (4, 7, 3)."),
+        (NUMBER, "9" * 2001, "That answer is 2001 characters long; type at most 2000."),
+        (EXPLAIN, "\U0001f600" * 2001, "That answer is 2001 characters long; type at most 2000."),
     ],
 )
 def test_messages(spec: dict, text: str, message: str) -> None:
@@ -145,3 +180,19 @@ def test_a_typed_answer_equal_to_the_displayed_one_is_right(value: float) -> Non
     spec = number_spec("q?", value, reason="r.")
     assert check(spec, spec["answer_text"]).status == "correct"
     assert check(spec, repr(value)).status == "correct"
+
+
+def test_number_pattern_is_linear_on_a_100k_digit_token() -> None:
+    # The old pattern [0-9]+\.?[0-9]* retried every split of the digits: 20k took 13 s. The
+    # pattern itself is checked here, without the input cap in front of it.
+    for token in ("1" * 100_000 + "x", "1" * 100_000 + ".5x", "." + "1" * 100_000 + "e"):
+        verdict = parse_number(token)
+        assert isinstance(verdict, Verdict) and verdict.status == "invalid"
+    assert parse_number("1" * 300) == float("1" * 300)
+
+
+def test_a_100k_digit_answer_is_refused_by_the_cap_with_a_plain_message() -> None:
+    verdict = check(NUMBER, "5" * 100_000)
+    assert verdict == Verdict(
+        "invalid", "That answer is 100000 characters long; type at most 2000."
+    )

@@ -13,8 +13,9 @@ import pytest
 
 from llm_from_scratch.widgets import check
 from llm_from_scratch.widgets._assets import predict_esm
+from llm_from_scratch.widgets.checker import parse_number
 
-from .cases import CASES, fuzz_cases
+from .cases import CASES, NUMBER, SHAPE, fuzz_cases
 
 NODE = shutil.which("node")
 # Imports the bundle from a file and answers one JSON list of [spec, text] pairs on stdin.
@@ -77,3 +78,51 @@ def test_bundle_is_one_module_without_imports(bundle: Path) -> None:
     source = bundle.read_text(encoding="utf-8")
     assert not [line for line in source.splitlines() if line.startswith("import ")]
     assert "export default { render };" in source
+
+
+# Parses each token with the bundle's parseNumber (the pattern alone, without the input cap).
+PARSE_RUNNER = """
+import { pathToFileURL } from "node:url";
+const mod = await import(pathToFileURL(process.env.BUNDLE).href);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+process.stdout.write(JSON.stringify(JSON.parse(input).map((t) => mod.parseNumber(t))));
+"""
+
+
+def test_js_number_pattern_is_linear_on_100k_digit_tokens(bundle: Path) -> None:
+    # The old pattern took 9.5 s for 80k digits in the browser; node would hit the timeout.
+    tokens = ["1" * 100_000 + "x", "1" * 100_000 + ".5x", "." + "1" * 100_000 + "e"]
+    result = subprocess.run(
+        [NODE or "node", "--input-type=module", "-e", PARSE_RUNNER],
+        input=json.dumps(tokens),
+        capture_output=True,
+        text=True,
+        env={"BUNDLE": str(bundle), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    js = json.loads(result.stdout)
+    python = [dataclasses.asdict(parse_number(token)) for token in tokens]
+    assert js == python
+    assert all(v["status"] == "invalid" for v in js)
+
+
+def test_js_agrees_on_huge_and_invisible_inputs(bundle: Path) -> None:
+    pairs = [
+        (NUMBER, "5" * 100_000),
+        (NUMBER, "\U0001f600" * 2000),
+        (NUMBER, "\U0001f600" * 2001),
+        (SHAPE, "\U0001f600\u200b(4, 7, 3)"),
+        *[(NUMBER, f"5{chr(c)}.5") for c in (*range(0, 32), *range(0x7F, 0xA1), 0xAD, 0x34F)],
+        *[
+            (NUMBER, f"5.5{chr(c)}")
+            for c in (0x61C, *range(0x1680, 0x1681), *range(0x180B, 0x1810))
+        ],
+        *[(NUMBER, f"5.5{chr(c)}") for c in range(0x2000, 0x2070)],
+        *[(NUMBER, f"{chr(c)}5.5") for c in (0x202F, 0x205F, 0x3000, 0xFE63, 0xFF0D, 0xFEFF)],
+        *[(NUMBER, f"{chr(c)}5,5") for c in range(0x2010, 0x2016)],
+        *[(SHAPE, f"{prefix}([4, 7, 3])") for prefix in ("torch.Size", "Size", "torch.", "size")],
+    ]
+    _compare(bundle, pairs)

@@ -1,13 +1,31 @@
 // The predict-then-check checker, in the browser. A line-for-line mirror of checker.py:
 // tests/widgets/test_checker_js.py runs both on the same cases and requires equal verdicts.
 
-const WS = " \\t\\n\\r\\f\\v\\u00a0";
+// Whitespace: the same explicit set as checker.py (ASCII blanks, NBSP, U+1680, U+2000-U+200A,
+// U+2028, U+2029, U+202F, U+205F, U+3000).
+const WS = " \\t\\n\\r\\f\\v\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const WS_RUN = new RegExp(`[${WS}]+`);
 const WS_EDGES = new RegExp(`^[${WS}]+|[${WS}]+$`, "g");
-const NUMBER = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+// Linear-time: after the digits only ".", "e" or the end can follow, so no split is ever retried.
+const NUMBER = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
 const AXIS = /^[0-9]+$/;
 const SHAPE_TIMES = /[xX\u00d7]/g;
-const MINUS_SIGN = /\u2212/g;
+const SHAPE_PREFIX = /^(?:torch\.)?Size(?=\()/;
+const MINUS_SIGNS = /[\u2010-\u2014\u2212\ufe63\uff0d]/g;
+const DECIMAL_COMMA = /^([+-]?)([0-9]+),([0-9]+)$/;
+const INVISIBLE =
+  /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u00ad\u034f\u061c\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/;
+const INVISIBLE_NAMES = {
+  0x00ad: "soft hyphen",
+  0x200b: "zero-width space",
+  0x200c: "zero-width non-joiner",
+  0x200d: "zero-width joiner",
+  0x200e: "left-to-right mark",
+  0x200f: "right-to-left mark",
+  0x2060: "word joiner",
+  0xfeff: "byte-order mark",
+};
+export const MAX_INPUT = 2000; // code points, as Python counts them
 const BRACKET_PAIRS = { ")": "(", "]": "[" };
 const MAX_QUOTED = 24;
 const MAX_LISTED = 5;
@@ -48,9 +66,35 @@ function joinPositions(positions) {
 
 const plural = (count, singular, many) => `${count} ${count === 1 ? singular : many}`;
 
+const codePointCount = (text) => {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+};
+
+function invisible(text) {
+  const found = INVISIBLE.exec(text);
+  if (found === null) return null;
+  const code = found[0].codePointAt(0);
+  const name = INVISIBLE_NAMES[code] ?? "an invisible control or format character";
+  const position = codePointCount(text.slice(0, found.index)) + 1;
+  const hex = code.toString(16).toUpperCase().padStart(4, "0");
+  return verdict(
+    "invalid",
+    `Your answer contains an invisible character, U+${hex} (${name}), at position ${position}. ` +
+      "Delete it (retype the answer by hand), then press Check.",
+  );
+}
+
+function tooLong(text) {
+  const length = codePointCount(text);
+  if (length <= MAX_INPUT) return null;
+  return verdict("invalid", `That answer is ${length} characters long; type at most ${MAX_INPUT}.`);
+}
+
 export function splitEntries(text, kind) {
-  text = text.replace(MINUS_SIGN, "-");
-  if (kind === "shape") text = text.replace(SHAPE_TIMES, ",");
+  text = text.replace(MINUS_SIGNS, "-");
+  if (kind === "shape") text = stripBlank(text).replace(SHAPE_PREFIX, "").replace(SHAPE_TIMES, ",");
   text = stripBlank(text);
   if (text === "") return verdict("invalid", EMPTY_MESSAGES[kind]);
   const stack = [];
@@ -103,7 +147,25 @@ function parseNumbers(text, kind) {
   return values;
 }
 
+function decimalComma(text) {
+  const bare = stripBlank(text.replace(MINUS_SIGNS, "-"));
+  const found = DECIMAL_COMMA.exec(bare);
+  if (found === null) return text;
+  const [, sign, whole, fraction] = found;
+  if (fraction.length === 3 && whole.replace(/^0+/, "") !== "") {
+    return verdict(
+      "invalid",
+      `${quote(bare)} could mean ${sign}${whole}${fraction} (a thousands separator) or ` +
+        `${sign}${whole}.${fraction} (a decimal comma); type it without the comma, with a ` +
+        "point for decimals.",
+    );
+  }
+  return `${sign}${whole}.${fraction}`;
+}
+
 function checkNumber(spec, text) {
+  text = decimalComma(text);
+  if (isVerdict(text)) return text;
   const values = parseNumbers(text, "number");
   if (isVerdict(values)) return values;
   if (values.length === 0) return verdict("invalid", EMPTY_MESSAGES.number);
@@ -179,5 +241,7 @@ const CHECKS = {
 };
 
 export function check(spec, text) {
-  return CHECKS[spec.kind](spec, text);
+  let problem = tooLong(text);
+  if (problem === null && ["number", "vector", "shape"].includes(spec.kind)) problem = invisible(text);
+  return problem !== null ? problem : CHECKS[spec.kind](spec, text);
 }

@@ -15,6 +15,13 @@ A *spec* is a JSON-ready dict built by :mod:`llm_from_scratch.widgets.specs`:
 Numbers are compared with an absolute tolerance, ``|typed - answer| <= tolerance``; axis lengths
 and choices exactly. Messages never repeat a number the reader typed in reformatted form (only the
 raw token, quoted), so Python and JavaScript produce the same text.
+
+What a person types and means is accepted: ``1/2``; ``0,5`` for one number (a decimal comma, unless
+it could be a thousands separator such as ``1,000``, which is asked about); a typographic minus
+or dash for ``-``; ``(2, 3)``, ``[2, 3]``, ``2x3`` or ``torch.Size([2, 3])`` for a shape; unusual
+spaces (NBSP, em space, ...) as spaces. An invisible character (zero-width space, byte-order mark,
+a control) is named in the message, with its position. Every pattern is linear-time and the input
+is capped at ``MAX_INPUT`` code points, so no answer can stall the page.
 """
 
 from __future__ import annotations
@@ -27,13 +34,41 @@ from typing import Any, Literal
 
 Status = Literal["correct", "wrong", "invalid", "revealed"]
 
-# Whitespace is this explicit set in both languages (Python's and JavaScript's \s differ).
-WHITESPACE = " \t\n\r\f\v\u00a0"
-_WS_RUN = re.compile(f"[{WHITESPACE}]+")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Whitespace is this explicit set in both languages (Python's and JavaScript's \s differ): ASCII
+# blanks, NBSP, the Ogham space, U+2000-U+200A (en quad ... hair space), line and paragraph
+# separators, the narrow NBSP, the medium mathematical space and the ideographic space.
+_WS_CLASS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+WHITESPACE = " \t\n\r\f\v\u00a0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+_WS_RUN = re.compile(f"[{_WS_CLASS}]+")
+# Linear-time: after the digits only ".", "e" or the end can follow, so no split is ever retried.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _AXIS = re.compile(r"[0-9]+")
 _SHAPE_TIMES = re.compile("[xX\u00d7]")
-_MINUS_SIGN = "\u2212"  # the typographic minus a reader may copy from rendered math
+_SHAPE_PREFIX = re.compile(r"^(?:torch\.)?Size(?=\()")  # torch.Size([2, 3]) reads as ([2, 3])
+# Hyphen, non-breaking hyphen, figure dash, en dash, em dash, minus sign, small and full-width
+# hyphen-minus: what a reader may type or copy from rendered math for "-".
+_MINUS_SIGNS = re.compile("[\u2010-\u2014\u2212\ufe63\uff0d]")
+_DECIMAL_COMMA = re.compile(r"([+-]?)([0-9]+),([0-9]+)")
+# Invisible characters: C0 and C1 controls (not the blanks above), soft hyphen, combining
+# grapheme joiner, Arabic letter mark, Mongolian vowel separator and variation selectors,
+# zero-width and direction marks, word joiner and invisible operators, variation selectors, BOM.
+_INVISIBLE = re.compile(
+    "[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u00ad\u034f\u061c\u180b-\u180f"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]"
+)
+INVISIBLE_NAMES = {
+    0x00AD: "soft hyphen",
+    0x200B: "zero-width space",
+    0x200C: "zero-width non-joiner",
+    0x200D: "zero-width joiner",
+    0x200E: "left-to-right mark",
+    0x200F: "right-to-left mark",
+    0x2060: "word joiner",
+    0xFEFF: "byte-order mark",
+}
+MAX_INPUT = 2000  # code points; no prediction needs more
 _BRACKET_PAIRS = {")": "(", "]": "["}
 _MAX_QUOTED = 24  # code points of a bad token echoed back in a message
 _MAX_LISTED = 5  # positions named in a "these entries differ" message
@@ -106,10 +141,38 @@ def _plural(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
+def _code_point(char: str) -> str:
+    """'U+200B' for a character."""
+    return f"U+{ord(char):04X}"
+
+
+def _invisible(text: str) -> Verdict | None:
+    """A message naming the first invisible character in ``text`` and its position, or None."""
+    found = _INVISIBLE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    name = INVISIBLE_NAMES.get(ord(char), "an invisible control or format character")
+    message = (
+        f"Your answer contains an invisible character, {_code_point(char)} ({name}), at "
+        f"position {found.start() + 1}. Delete it (retype the answer by hand), then press Check."
+    )
+    return Verdict("invalid", message)
+
+
+def _too_long(text: str) -> Verdict | None:
+    """A plain message when ``text`` has more than ``MAX_INPUT`` code points, else None."""
+    if len(text) <= MAX_INPUT:
+        return None
+    message = f"That answer is {len(text)} characters long; type at most {MAX_INPUT}."
+    return Verdict("invalid", message)
+
+
 def split_entries(text: str, kind: str) -> list[str] | Verdict:
     """Split '[4, 7, 3]', '4,7,3', '(4, 7, 3)', '4 7 3' or '[]' into tokens, or explain why not."""
-    text = text.replace(_MINUS_SIGN, "-")
+    text = _MINUS_SIGNS.sub("-", text)
     if kind == "shape":
+        text = _SHAPE_PREFIX.sub("", strip_blank(text))
         text = _SHAPE_TIMES.sub(",", text)
     text = strip_blank(text)
     if text == "":
@@ -167,8 +230,28 @@ def _parse_numbers(text: str, kind: str) -> list[float] | Verdict:
     return values
 
 
+def _decimal_comma(text: str) -> str | Verdict:
+    """'0,5' → '0.5' for a single number; '1,000' could be a thousands separator: ask."""
+    bare = strip_blank(_MINUS_SIGNS.sub("-", text))
+    found = _DECIMAL_COMMA.fullmatch(bare)
+    if found is None:
+        return text
+    sign, whole, fraction = found.groups()
+    if len(fraction) == 3 and whole.lstrip("0") != "":
+        message = (
+            f"{_quote(bare)} could mean {sign}{whole}{fraction} (a thousands separator) or "
+            f"{sign}{whole}.{fraction} (a decimal comma); type it without the comma, with a "
+            "point for decimals."
+        )
+        return Verdict("invalid", message)
+    return f"{sign}{whole}.{fraction}"
+
+
 def _check_number(spec: Mapping[str, Any], text: str) -> Verdict:
     """One number within the tolerance."""
+    text = _decimal_comma(text)
+    if isinstance(text, Verdict):
+        return text
     values = _parse_numbers(text, "number")
     if isinstance(values, Verdict):
         return values
@@ -263,4 +346,7 @@ _CHECKS = {
 
 def check(spec: Mapping[str, Any], text: str) -> Verdict:
     """Check the reader's ``text`` against ``spec``; malformed input gets a plain message."""
-    return _CHECKS[spec["kind"]](spec, text)
+    problem = _too_long(text)
+    if problem is None and spec["kind"] in ("number", "vector", "shape"):
+        problem = _invisible(text)
+    return problem if problem is not None else _CHECKS[spec["kind"]](spec, text)
