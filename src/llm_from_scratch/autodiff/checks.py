@@ -170,6 +170,7 @@ def as_shape(shape: Any, size: int, what: str = "reshape") -> tuple[int, ...]:
 
 
 def _as_index_array(part: Any, length: int, axis: int) -> np.ndarray:
+    """An integer array index, range-checked and with negative entries resolved (or a mask)."""
     array = np.asarray(part)
     if array.dtype == np.bool_:
         return array.copy()
@@ -177,8 +178,8 @@ def _as_index_array(part: Any, length: int, axis: int) -> np.ndarray:
         array = array.astype(np.intp)
     if array.dtype.kind not in "iu":
         raise ArgumentError(
-            f"An index array must hold integers (or Booleans, as a mask); got dtype "
-            f"{array.dtype} for axis {axis}. Convert it with np.asarray(index, dtype=int)."
+            f"An index array must hold integers (or Booleans, as a mask); got {received(part)}, "
+            f"of dtype {array.dtype}, for axis {axis}. Convert it: np.asarray(index, dtype=int)."
         )
     if array.size and (array.min() < -length or array.max() >= length):
         bad = array[(array < -length) | (array >= length)].ravel()[0]
@@ -209,11 +210,15 @@ def as_index(index: Any, shape: tuple[int, ...]) -> Any:
     for p in parts:
         if isinstance(p, list):  # a list is an index array (numpy reads it the same way)
             try:
-                p = np.asarray(p) if p else np.zeros(0, dtype=np.intp)
-            except ValueError as error:
+                array = np.asarray(p) if p else np.zeros(0, dtype=np.intp)
+            except ValueError:
+                array = None
+            if array is None or array.dtype.kind not in "biu":
                 raise ArgumentError(
-                    f"An index list must be rectangular integers; got {received(p)} ({error})."
-                ) from error
+                    f"An index list must be a rectangular list of integers (or Booleans); got "
+                    f"{received(p)}. Example: x[[0, 2]]."
+                )
+            p = array
         converted.append(p)
     used = sum(
         p.ndim if isinstance(p, np.ndarray) and p.dtype == np.bool_ else 1

@@ -87,6 +87,8 @@ def _arrays(inputs: Sequence[Any]) -> list[np.ndarray]:
         raise ArgumentError(
             f"gradcheck takes a list of input arrays; got {received(inputs)}. Write [x] for one."
         )
+    if not inputs:
+        raise ArgumentError(f"gradcheck needs at least one input array; got {inputs!r}.")
     return [
         x.value.copy() if isinstance(x, Tensor) else as_float_array(x, "A gradcheck input")
         for x in inputs

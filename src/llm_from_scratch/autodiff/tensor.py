@@ -13,8 +13,8 @@ of the function that was computed, with the original ``c``. The one array the en
 protect is a tensor's own ``.value``: edit it in place only when no pending backward reads it
 (as with PyTorch's ``.data``); to change a parameter, assign a new array to ``.value``.
 
-Recording is switched off per thread (and per asyncio task): :func:`no_grad` in one thread does
-not stop another thread's ops from recording.
+Recording is switched off per thread: :func:`no_grad` in one thread does not stop another
+thread's ops from recording.
 """
 
 from __future__ import annotations

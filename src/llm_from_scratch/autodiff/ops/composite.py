@@ -122,13 +122,49 @@ def _(q, k, *bias, scale, blocked, added):
             f"attention_weights' blocked must be None or a Boolean array; got {received(blocked)}."
         )
     if added is not None:
-        added = np.asarray(added)
-        if added.dtype.kind != "f" or np.isnan(added).any() or np.isposinf(added).any():
+        array = added if isinstance(added, np.ndarray) else None
+        if (
+            array is None
+            or array.dtype.kind != "f"
+            or np.isnan(array).any()
+            or (np.isposinf(array).any())
+        ):
             raise ArgumentError(
                 "attention_weights' added must be None or a float array of finite values and "
-                f"-inf; got {received(added)}, holding NaN, +inf or non-floats."
+                f"-inf (the float masks, summed); got {received(added)}, which is not one, or "
+                "holds NaN or +inf."
+            )
+    if q.ndim < 2 or k.ndim < 2 or q.shape[-1] != k.shape[-1]:
+        raise ShapeError(
+            f"attention_weights needs queries [..., L, d] and keys [..., S, d] of one width d; "
+            f"got shapes {q.shape} and {k.shape}."
+        )
+    try:
+        scores = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    except ValueError:
+        raise ShapeError(
+            f"attention_weights: the leading axes of queries {q.shape} and keys {k.shape} must "
+            "broadcast."
+        ) from None
+    for label, array in (
+        ("blocked", blocked),
+        ("added", added),
+        ("bias", bias[0] if bias else None),
+    ):
+        if array is not None and not _broadcasts_to(array.shape, scores):
+            raise ShapeError(
+                f"attention_weights' {label} must broadcast to the scores {scores}; got shape "
+                f"{array.shape}."
             )
     return {"scale": scale, "blocked": blocked, "added": added}  # the VJP reads none of them
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target`` without enlarging it."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 @attention_weights.vjp

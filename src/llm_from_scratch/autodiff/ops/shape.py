@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ShapeError
-from ..checks import as_axis, as_index, as_permutation, as_sequence, as_shape
+from ..checks import as_axis, as_index, as_permutation, as_sequence, as_shape, received
 from ..registry import op
 from ..tensor import Tensor
 
@@ -116,7 +116,16 @@ def _(grad, _out, *xs, axis):
 
 def concat(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
     """The tensors joined along an existing ``axis`` (one sequence, as numpy and torch take)."""
-    return join(*as_sequence(tensors, rest, "concat"), axis=axis)
+    tensors = [
+        t if isinstance(t, Tensor) else Tensor(t) for t in as_sequence(tensors, rest, "concat")
+    ]
+    for t in tensors:
+        if t.ndim == 0:
+            raise ShapeError(
+                f"concat joins along an existing axis; got a rank-0 input ({received(t)}). "
+                "Use stack to join scalars."
+            )
+    return join(*tensors, axis=axis)
 
 
 def stack(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
