@@ -51,16 +51,32 @@ def test_window_refusals() -> None:
 
 
 def test_induction_rows_repeat_and_count_only_the_second_half() -> None:
-    inputs, targets = induction_batch(3, 5, 7, SplitMix64(2))
-    assert inputs.shape == targets.shape == (3, 9)
-    sequence = np.concatenate([inputs, targets[:, -1:]], axis=1)  # (B, 2L)
-    np.testing.assert_array_equal(sequence[:, :5], sequence[:, 5:])
-    assert np.all(targets[:, :5] == IGNORE_INDEX)
-    np.testing.assert_array_equal(targets[:, 5:], sequence[:, 6:])
-    # Each counted target is the token after the current token's earlier position t − L.
-    for t in range(5, 9):
-        np.testing.assert_array_equal(targets[:, t], inputs[:, t - 5 + 1])
-    assert inputs.min() >= 0 and inputs.max() < 7
+    inputs, targets = induction_batch(6, 12, 9, SplitMix64(2), half_lengths=(2, 6))
+    assert inputs.shape == targets.shape == (6, 12)
+    sequence = np.concatenate([inputs, targets[:, -1:]], axis=1)  # (B, T + 1) where known
+    lengths = set()
+    for b in range(6):
+        counted = np.flatnonzero(targets[b] != IGNORE_INDEX)
+        length = int(counted[0])  # the first counted input position is L
+        lengths.add(length)
+        assert counted.tolist() == list(range(length, 2 * length - 1))
+        first = inputs[b, :length]
+        assert len(set(first.tolist())) == length  # distinct: one earlier occurrence each
+        np.testing.assert_array_equal(inputs[b, length : 2 * length], first)
+        for t in counted:  # the target is the token after the earlier occurrence of x_t
+            earlier = int(np.flatnonzero(first == inputs[b, t])[0])
+            assert targets[b, t] == sequence[b, earlier + 1]
+    assert len(lengths) > 1  # L varies from row to row
+    assert inputs.min() >= 0 and inputs.max() < 9
+
+
+def test_induction_default_and_refusals() -> None:
+    inputs, targets = induction_batch(2, 9, 8, SplitMix64(0))  # L = 5 fills the window
+    np.testing.assert_array_equal(inputs[:, :4], inputs[:, 5:9])
+    assert np.all(targets[:, :5] == IGNORE_INDEX) and np.all(targets[:, 5:8] != IGNORE_INDEX)
+    for lengths, vocab in (((1, 3), 8), ((4, 3), 8), ((2, 6), 8), ((2, 4), 3)):
+        with pytest.raises(ArgumentError, match="half_lengths"):
+            induction_batch(2, 9, vocab, SplitMix64(0), half_lengths=lengths)
 
 
 def test_char_tokenizer_round_trip_and_unknown_policy() -> None:

@@ -18,7 +18,9 @@ from llm_from_scratch.training.loop import train
 TINY = {
     "task": "induction",
     "vocab_size": 8,
-    "half_length": 5,
+    "context": 12,
+    "min_half_length": 3,
+    "max_half_length": 6,
     "model_width": 16,
     "num_layers": 1,
     "num_heads": 2,

@@ -9,8 +9,11 @@ from .clip import clip_grad_norm
 from .config import TrainConfig
 from .corpus import TextSplit, bigram_bits_per_char, book_prose_split, markdown_prose
 from .data import IGNORE_INDEX, induction_batch, random_windows, uniform_integers
+from .loop import RunResult, build_model, build_optimizer, learning_rate, train
 from .loss import cross_entropy
 from .optim import SGD, AdamW, Optimizer
+from .runs import StoredRun, load_run
+from .sampling import generate, sample_next
 from .schedule import warmup_cosine_lr
 from .tokenizers import ByteTokenizer, CharTokenizer
 
@@ -22,17 +25,26 @@ __all__ = [
     "CharTokenizer",
     "CheckpointInfo",
     "Optimizer",
+    "RunResult",
+    "StoredRun",
     "TextSplit",
     "TrainConfig",
     "bigram_bits_per_char",
     "book_prose_split",
+    "build_model",
+    "build_optimizer",
     "clip_grad_norm",
     "cross_entropy",
+    "generate",
     "induction_batch",
+    "learning_rate",
     "load_checkpoint",
+    "load_run",
     "markdown_prose",
     "random_windows",
+    "sample_next",
     "save_checkpoint",
+    "train",
     "uniform_integers",
     "warmup_cosine_lr",
 ]

@@ -19,9 +19,10 @@ class TrainConfig:
 
     task: str = "induction"  # "induction" (synthetic, repeated random tokens) or "book" (prose)
     # data
-    vocab_size: int = 16  # induction only; the book's vocabulary is its characters
-    half_length: int = 32  # induction: L random tokens, then the same L again (T = 2L − 1)
-    context: int = 64  # book: window length T
+    context: int = 64  # window length T
+    vocab_size: int = 64  # induction only; the book's vocabulary is its characters
+    min_half_length: int = 8  # induction: L distinct tokens then the same L again, L drawn
+    max_half_length: int = 32  # uniformly in [min, max] for each row (2·max ≤ T + 1)
     validation_fraction: float = 0.1  # book: each chapter's tail held out
     book_dir: str = "book"  # book: where the *.md chapters are
     # model (nn.decoder.Decoder)
@@ -63,7 +64,8 @@ class TrainConfig:
                 raise ArgumentError(f"config {f.name} must be {kind.__name__}; got {value!r}.")
         positive = (
             "vocab_size",
-            "half_length",
+            "min_half_length",
+            "max_half_length",
             "context",
             "model_width",
             "num_layers",

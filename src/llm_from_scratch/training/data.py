@@ -3,10 +3,11 @@ synthetic induction task.
 
 Windows: start s uniform in [0, N − T − 1]; inputs = tokens[s : s+T], targets = tokens[s+1 :
 s+T+1].
-Induction: each row is L random tokens followed by the same L tokens again. Only the targets whose
+Induction (Olsson et al. 2022): each row is L distinct random tokens, the same L again, then
+random filler; L varies from row to row, so no fixed offset finds the copy. Only targets whose
 input token lies in the repeated half count (the others are ``IGNORE_INDEX``): there the next
-token is the one that followed the previous occurrence of the current position's token, so an
-induction head can predict it exactly, while nothing can beat ln V on the first half.
+token is the one that followed the current token's earlier occurrence, so an induction head
+can predict it exactly, while nothing can beat ln V on the first half.
 """
 
 from __future__ import annotations
@@ -62,19 +63,47 @@ def random_windows(
 
 
 def induction_batch(
-    batch_size: int, half_length: int, vocab_size: int, rng: SplitMix64
+    batch_size: int,
+    context: int,
+    vocab_size: int,
+    rng: SplitMix64,
+    *,
+    half_lengths: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(inputs, targets) [B, 2L − 1]: L random tokens twice; targets at t < L are ignored."""
+    """(inputs, targets) [B, T]: L distinct random tokens, the same L again, random filler.
+
+    L is drawn per row, uniform in ``half_lengths`` = (low, high) inclusive (default: the fixed
+    L = ⌊(T + 1)/2⌋, the window's first half). Counted targets sit at input positions
+    t = L … 2L − 2, where the next token is the one after the current token's only earlier
+    occurrence; every other target is IGNORE_INDEX. Draw order: lengths, a permutation key per
+    vocabulary entry per row, then the filler.
+    """
     batch_size = _positive(batch_size, "batch_size")
-    half_length = _positive(half_length, "half_length")
+    context = _positive(context, "context")
     vocab_size = _positive(vocab_size, "vocab_size")
-    if half_length < 2:
+    low, high = ((context + 1) // 2,) * 2 if half_lengths is None else half_lengths
+    if not (
+        all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (low, high))
+        and 2 <= low <= high
+        and 2 * high <= context + 1
+        and high <= vocab_size
+    ):
         raise ArgumentError(
-            f"half_length must be at least 2 to repeat anything; got {half_length}."
+            f"induction half_lengths (low, high) need 2 ≤ low ≤ high, 2·high ≤ context + 1 = "
+            f"{context + 1} (both copies fit the window) and high ≤ vocab_size = {vocab_size} "
+            f"(the L tokens are distinct); got {(low, high)!r}."
         )
-    first = uniform_integers(_check_rng(rng), vocab_size, batch_size * half_length)
-    first = first.reshape(batch_size, half_length)  # (B, L)
-    sequence = np.concatenate([first, first], axis=1)  # (B, 2L)
-    inputs, targets = sequence[:, :-1], sequence[:, 1:].copy()  # (B, 2L − 1)
-    targets[:, :half_length] = IGNORE_INDEX  # count inputs at t ≥ L: L − 1 targets per row
+    rng = _check_rng(rng)
+    lengths = low + uniform_integers(rng, high - low + 1, batch_size)  # (B,)
+    keys = rng.uniform(0.0, 1.0, (batch_size, vocab_size))  # (B, V): sort → a permutation
+    sequence = uniform_integers(rng, vocab_size, batch_size * (context + 1))
+    sequence = sequence.reshape(batch_size, context + 1)  # (B, T + 1), filler everywhere
+    counted = np.zeros((batch_size, context), dtype=bool)  # (B, T)
+    for b, length in enumerate(lengths):
+        first = np.argsort(keys[b], kind="stable")[:length]  # L distinct tokens
+        sequence[b, :length] = first
+        sequence[b, length : 2 * length] = first
+        counted[b, length : 2 * length - 1] = True
+    inputs, targets = sequence[:, :-1], sequence[:, 1:].copy()
+    targets[~counted] = IGNORE_INDEX
     return inputs, targets

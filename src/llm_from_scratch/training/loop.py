@@ -206,6 +206,7 @@ def train(
     segment = {
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
         "first_step": start,
     }
     guard = _InterruptGuard()
@@ -261,6 +262,7 @@ def train(
     save_checkpoint(output / "model.npz", model, step=completed, rng=rng)  # small: no optimizer
     segment.update(
         {
+            "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "last_step": completed,
             "seconds": round(seconds, 2),
             "tokens_per_second": round(rate, 1),

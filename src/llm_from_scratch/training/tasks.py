@@ -38,12 +38,9 @@ class InductionTask:
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
         self.vocab_size = config.vocab_size
-        self.tokens_per_row = 2 * config.half_length - 1
+        self.tokens_per_row = config.context
         held_out = SplitMix64(config.seed + EVAL_SEED_OFFSET)
-        self.eval_set = [
-            induction_batch(config.batch_size, config.half_length, config.vocab_size, held_out)
-            for _ in range(config.eval_batches)
-        ]
+        self.eval_set = [self.train_batch(held_out) for _ in range(config.eval_batches)]
 
     def describe(self) -> dict[str, Any]:
         """What the log records about the task: its vocabulary and its baseline."""
@@ -57,18 +54,20 @@ class InductionTask:
         }
 
     def train_batch(self, rng: SplitMix64) -> tuple[np.ndarray, np.ndarray]:
-        """One training batch (inputs, targets) [B, 2L − 1]."""
+        """One batch (inputs, targets) [B, T]."""
         c = self.config
-        return induction_batch(c.batch_size, c.half_length, c.vocab_size, rng)
+        lengths = (c.min_half_length, c.max_half_length)
+        return induction_batch(c.batch_size, c.context, c.vocab_size, rng, half_lengths=lengths)
 
     def evaluate(self, model: Decoder) -> dict[str, float]:
-        """Mean loss on the repeated half of the held-out batches, in nats per token."""
+        """Loss per counted token on the repeated half of the held-out batches, in nats."""
         with no_grad():
             losses = [
                 cross_entropy(model(x), y, ignore_index=IGNORE_INDEX).item()
                 for x, y in self.eval_set
             ]
-        return {"repeated_half_loss": float(np.mean(losses))}  # equal counts per batch
+        counts = [int(np.sum(y != IGNORE_INDEX)) for _, y in self.eval_set]
+        return {"repeated_half_loss": float(np.dot(losses, counts) / np.sum(counts))}
 
 
 class BookTask:
