@@ -17,9 +17,10 @@ from typing import IO
 
 import pytest
 
+from tests.book.variant_runs import VARIANT_RUNS
+
 ROOT = Path(__file__).resolve().parents[2]
 VARIANT_TEST = "test_fixture_edit_follows_everywhere"
-VARIANT_RUNS = pytest.StashKey[tuple[Path, subprocess.Popen, Path]]()
 _LOG_HANDLE = pytest.StashKey[IO[bytes]]()
 
 

@@ -29,9 +29,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from tests.book.conftest import VARIANT_RUNS
+from tests.book.variant_runs import VARIANT_RUNS, load_variants, result_path, variants_path
 from tests.book.variant_runs import fixture_index as tagged_fixture
-from tests.book.variant_runs import load_variants, result_path, variants_path
 from tools.sync_notebooks import chapter_sources, paired_path, read_source
 
 CHAPTER_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")

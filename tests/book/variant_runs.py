@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.sync_notebooks import BOOK, read_source
 
+# Where conftest.py keeps (results folder, process, log); defined here, in a module both
+# conftest.py and the tests import, so both see one key.
+VARIANT_RUNS = pytest.StashKey[tuple[Path, "subprocess.Popen[bytes]", Path]]()
 CELL_TIMEOUT = 120  # seconds per cell; the chapters' cells take well under one
 FIXTURE_TAG = "fixture"
 VARIANTS_DIR = Path(__file__).parent / "fixture_variants"

@@ -30,7 +30,6 @@ MUST_CHANGE = [
     "grad_w",
     "grad_z",
     "c_grad_first",
-    "gc_error",
     "stream_first",
     "weight_first",
 ]
