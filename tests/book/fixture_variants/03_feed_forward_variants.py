@@ -1,4 +1,4 @@
-"""Fixture variants for Chapter 4: edits a reader might make."""
+"""Fixture variants for Chapter 3: edits a reader might make."""
 
 VARIANTS = {
     "same-shapes": """\
