@@ -16,7 +16,7 @@ alibi_head_count = 8  # heads whose paper slopes are listed
 odd_head_count = 6  # a head count that is not a power of two
 q_pair = [0.6, 0.8]  # one query coordinate pair
 k_pair = [1.0, 0.0]  # one key coordinate pair
-quarter_turn = math.pi / 2  # the angle of the seed's rotation check (90°)
+quarter_turn = math.pi / 2  # the key's turn in the rotation check (90°)
 common_shift = 3.0  # added to both positions in the shift check
 track_frequency = 0.3  # ω of the rotation picture
 track_positions = [0, 1, 2, 3, 4, 5]  # positions drawn on the circle
@@ -43,7 +43,7 @@ alibi_head_count = 16  # heads whose paper slopes are listed
 odd_head_count = 12  # a head count that is not a power of two
 q_pair = [0.0, 2.0]  # one query coordinate pair
 k_pair = [1.5, 0.0]  # one key coordinate pair
-quarter_turn = math.pi / 2  # the angle of the seed's rotation check (90°)
+quarter_turn = math.pi / 2  # the key's turn in the rotation check (90°)
 common_shift = 9.0  # added to both positions in the shift check
 track_frequency = 0.8  # ω of the rotation picture
 track_positions = [0, 1, 2, 3, 4, 5, 6, 7]  # positions drawn on the circle
@@ -62,7 +62,7 @@ MUST_CHANGE = [
     "alibi_penalty",
     "rope_aligned_score",
     "rope_quarter_score",
-    "causal_gap",
+    "probe_angle_second",
     "absolute_gap",
     "relative_score",
     "vector_score",
