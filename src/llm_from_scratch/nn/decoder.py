@@ -142,7 +142,11 @@ class Decoder(Module):
             )
         per_block = 4 * model_width**2 + 3 * model_width * hidden_width + 4 * model_width
         tables = (1 if tie_embeddings else 2) * vocab_size * model_width
-        element_count((num_layers * per_block + tables,), "Decoder parameters")
+        element_count(
+            (num_layers * per_block + tables,),
+            f"Decoder(vocab_size={vocab_size}, model_width={model_width}, num_layers="
+            f"{num_layers}, hidden_width={hidden_width}) parameters",
+        )
         check_name(name, "Decoder")
         rng = generator(rng, "Decoder")
         block_positions = None if positions == "sinusoidal" else positions

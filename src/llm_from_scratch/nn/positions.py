@@ -80,6 +80,7 @@ def _pairing(value: Any) -> str:
 def pair_frequencies(width: int, base: float = 10000.0) -> np.ndarray:
     """ω_j = base^(−2j/width) for j = 0 … width/2 − 1, shape [width/2]."""
     width = _even_width("width", width, "A sinusoidal schedule")
+    element_count((width // 2,), "pair_frequencies [width / 2]")
     base = _base(base)
     return base ** (-2.0 * np.arange(width // 2) / width)
 
@@ -122,6 +123,7 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
     the 2P-head sequence (its 1st, 3rd, …) until there are H.
     """
     num_heads = _alibi_head_count(num_heads)
+    element_count((num_heads,), "alibi_slopes [H]")
     closest = 1 << (num_heads.bit_length() - 1)  # largest power of two <= H
     if closest == num_heads:
         return _geometric_slopes(num_heads)
