@@ -14,6 +14,7 @@ from llm_from_scratch.errors import ArgumentError
 from llm_from_scratch.train import main
 from llm_from_scratch.training import AdamW, TrainConfig
 from llm_from_scratch.training.loop import train
+from llm_from_scratch.training.tasks import InductionTask
 
 TINY = {
     "task": "induction",
@@ -140,3 +141,29 @@ def test_config_and_resume_refusals(tmp_path) -> None:
         train(config.replace(lr=0.02), resume=True, progress=False)
     with pytest.raises(ArgumentError, match="stop_at"):
         train(config, progress=False, stop_at=9)
+
+
+def test_ctrl_c_during_an_evaluation_is_evaluated_again_on_resume(tmp_path, monkeypatch) -> None:
+    whole = train(_config(tmp_path, "whole"), progress=False)
+    original = InductionTask.evaluate
+    calls = []
+
+    def evaluate_then_ctrl_c(self, model):
+        calls.append(1)
+        if len(calls) == 2:  # the evaluation after step 4
+            raise KeyboardInterrupt
+        return original(self, model)
+
+    monkeypatch.setattr(InductionTask, "evaluate", evaluate_then_ctrl_c)
+    config = _config(tmp_path, "eval-cut")
+    cut = train(config, progress=False)
+    assert cut.interrupted and cut.steps_done == 4 and [e["step"] for e in cut.evals] == [0]
+    monkeypatch.setattr(InductionTask, "evaluate", original)
+    resumed = train(config, resume=True, progress=False)
+    assert [e["step"] for e in resumed.evals] == [0, 4, 8]
+    np.testing.assert_allclose(resumed.losses, whole.losses, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(
+        [e["repeated_half_loss"] for e in resumed.evals],
+        [e["repeated_half_loss"] for e in whole.evals],
+        rtol=1e-12,
+    )

@@ -12,6 +12,7 @@ from .data import IGNORE_INDEX, induction_batch, random_windows, uniform_integer
 from .loop import RunResult, build_model, build_optimizer, learning_rate, train
 from .loss import cross_entropy
 from .optim import SGD, AdamW, Optimizer
+from .probes import attention_maps, induction_scores
 from .runs import StoredRun, load_run
 from .sampling import generate, sample_next
 from .schedule import warmup_cosine_lr
@@ -29,6 +30,7 @@ __all__ = [
     "StoredRun",
     "TextSplit",
     "TrainConfig",
+    "attention_maps",
     "bigram_bits_per_char",
     "book_prose_split",
     "build_model",
@@ -37,6 +39,7 @@ __all__ = [
     "cross_entropy",
     "generate",
     "induction_batch",
+    "induction_scores",
     "learning_rate",
     "load_checkpoint",
     "load_run",

@@ -223,8 +223,9 @@ def train(
 
     try:
         with guard.installed():
-            if start == 0 and not log["evals"]:
-                evaluate(0)
+            due = start == 0 or start % config.eval_every == 0 or start == config.steps
+            if due and all(e["step"] != start for e in log["evals"]):
+                evaluate(start)  # the first evaluation, or one a Ctrl-C cut short
             for step in range(start, last):
                 lr = learning_rate(config, step)
                 for group in optimizer.param_groups:
