@@ -18,6 +18,9 @@ changed_token = (0, 1)  # (example, position) whose vector we replace
 stack_width, stack_tokens, max_depth = 8, 16, 12  # D, tokens and the deepest stack
 stack_seed, stack_input_seed, upstream_seed = 6, 8, 9  # SplitMix64 seeds of the experiment
 input_scales = (1.0, 10.0)  # token scales at which the stacks are measured
+constant_token = [-2.0, -2.0, -2.0, -2.0]  # exercises: a token with zero variance
+centred_token = [3.0, -1.0, -2.0]  # exercises: a token whose coordinates sum to zero
+exercise_scale = 50.0  # exercises: a large token scale for a single block
 """,
     "other-widths": """\
 # The chapter's fixture: every number on this page is computed from these values.
@@ -41,11 +44,16 @@ changed_token = (2, 1)  # (example, position) whose vector we replace
 stack_width, stack_tokens, max_depth = 6, 10, 8  # D, tokens and the deepest stack
 stack_seed, stack_input_seed, upstream_seed = 13, 14, 15  # SplitMix64 seeds of the experiment
 input_scales = (1.0, 20.0)  # token scales at which the stacks are measured
+constant_token = [0.5, 0.5]  # exercises: a token with zero variance
+centred_token = [2.0, -2.0, 1.0, -1.0]  # exercises: a token whose coordinates sum to zero
+exercise_scale = 1000.0  # exercises: a large token scale for a single block
 """,
 }
 
 MUST_CHANGE = [
     "scalar_sum",
+    "residual_input",
+    "rms_ones_norm",
     "ln_first",
     "rms_denominator",
     "rms_out",
