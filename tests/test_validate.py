@@ -112,7 +112,7 @@ def test_element_count_refuses_before_allocating_and_names_the_size() -> None:
     message = str(info.value)
     assert "1000000000 × 1000000000 = 1,000,000,000,000,000,000 float64 values" in message
     assert "8,000,000,000,000,000,000 bytes" in message
-    with pytest.raises(ArgumentError, match=r"would hold 268,435,457 float64"):
+    with pytest.raises(ArgumentError, match=r"would hold 268435457 = 268,435,457 float64"):
         element_count((MAX_ELEMENTS + 1,), "table")
 
 

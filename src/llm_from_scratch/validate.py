@@ -124,9 +124,9 @@ def element_count(shape: Any, label: str, *, error: ErrorType = ArgumentError) -
     """Π shape in exact integers; refuse more than :data:`MAX_ELEMENTS` values before numpy."""
     count = math.prod(int(n) for n in shape)
     if count > MAX_ELEMENTS:
-        dims = " × ".join(str(int(n)) for n in shape) + " = " if len(shape) > 1 else ""
+        dims = " × ".join(str(int(n)) for n in shape)
         raise error(
-            f"{label} would hold {dims}{count:,} float64 values ({count * 8:,} bytes); "
+            f"{label} would hold {dims} = {count:,} float64 values ({count * 8:,} bytes); "
             f"the package refuses more than {MAX_ELEMENTS:,} values (2 GiB) in one request, "
             "before allocating. Use smaller widths or lengths."
         )
