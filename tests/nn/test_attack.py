@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
@@ -35,9 +36,22 @@ from llm_from_scratch.nn import (
     TopKRouter,
     TransformerBlock,
     alibi_bias,
+    assign_capacity,
     capacity_from_factor,
     causal_mask,
+    dense_gates,
+    importance_loss,
+    merge_heads,
+    pair_frequencies,
+    parameter_budget,
+    pre_norm,
+    residual,
+    rotate_pairs,
+    scaled_dot_product_attention,
     sinusoidal_encoding,
+    split_heads,
+    standardize,
+    top_k_gates,
 )
 from llm_from_scratch.random import SplitMix64
 
@@ -469,3 +483,79 @@ def test_unallocatable_sizes_fail_fast_naming_the_size() -> None:
     ]:
         assert size in str(refused(attempt))
     assert rng.state == state
+
+
+# --- the public functions beside the modules ------------------------------------------------
+
+ONES = np.ones((1, 1, 2, 2))  # (B, H, T, d_h)
+FUNCTION_ATTACKS: list[tuple[str, Callable[[], Any], str]] = [
+    ("top_k_gates None", lambda: top_k_gates(None, 1), "None"),
+    ("top_k_gates k > E", lambda: top_k_gates(np.ones((2, 3)) / 3, 4), "got 4"),
+    ("top_k_gates k bool", lambda: top_k_gates(np.ones((2, 3)) / 3, True), "True"),
+    (
+        "dense_gates ragged",
+        lambda: dense_gates([[1], [1, 2]], np.ones((1, 1)), 3),
+        "[[1], [1, 2]]",
+    ),
+    ("dense_gates index", lambda: dense_gates(np.array([[5]]), np.ones((1, 1)), 3), "to 5"),
+    ("assign_capacity ragged", lambda: assign_capacity([[0, 1], [1]], 1, None), "[[0, 1], [1]]"),
+    ("assign_capacity k > E", lambda: assign_capacity(np.zeros((2, 2), int), 3, None), "got 3"),
+    ("assign_capacity float", lambda: assign_capacity(np.zeros((2, 2)), 1, None), "float64"),
+    ("capacity_from_factor -4", lambda: capacity_from_factor(-4, 2, 1, 1.0), "-4"),
+    ("capacity_from_factor E=0", lambda: capacity_from_factor(4, 0, 1, 1.0), "got 0"),
+    ("capacity_from_factor bool", lambda: capacity_from_factor(4, 2, 1, True), "True"),
+    ("importance_loss str", lambda: importance_loss("abc"), "'abc'"),
+    ("split_heads None", lambda: split_heads(None, 2), "None"),
+    ("split_heads heads", lambda: split_heads(np.ones((1, 2, 4)), 2.0), "2.0"),
+    ("merge_heads ragged", lambda: merge_heads([[1.0], [1.0, 2.0]]), "[[1.0], [1.0, 2.0]]"),
+    ("sdpa causal", lambda: scaled_dot_product_attention(ONES, ONES, ONES, causal="no"), "'no'"),
+    (
+        "sdpa ragged mask",
+        lambda: scaled_dot_product_attention(ONES, ONES, ONES, mask=[[True], [True, False]]),
+        "[[True], [True, False]]",
+    ),
+    ("sdpa bias str", lambda: scaled_dot_product_attention(ONES, ONES, ONES, bias="b"), "'b'"),
+    ("rotate_pairs angles", lambda: rotate_pairs(np.ones((2, 4)), "abc"), "'abc'"),
+    ("rotate_pairs nan", lambda: rotate_pairs(np.ones((2, 4)), np.full((2, 2), np.nan)), "NaN"),
+    ("alibi ragged slopes", lambda: ALiBiPositions(2, slopes=[[1], [2, 3]]), "[[1], [2, 3]]"),
+    ("alibi_bias float len", lambda: alibi_bias(2, 2.0, 3), "2.0"),
+    ("pair_frequencies odd", lambda: pair_frequencies(5), "5"),
+    ("standardize axis", lambda: standardize(np.ones((2, 3)), axis=5), "5"),
+    ("standardize eps", lambda: standardize(np.ones((2, 3)), eps=-1.0), "-1.0"),
+    ("residual branch", lambda: residual(np.ones(3), [1]), "list"),
+    ("pre_norm norm", lambda: pre_norm(np.ones(3), None, lambda t: t), "NoneType"),
+    ("parameter_budget flag", lambda: parameter_budget(4, biases=1), "1"),
+    ("router noise rng", lambda: MODULES["TopKRouter"](np.ones((2, 4)), noise_rng=42), "int"),
+    (
+        "mha average_weights",
+        lambda: MODULES["MultiHeadAttention"](np.ones((1, 2, 4)), average_weights=0),
+        "0",
+    ),
+    (
+        "block key padding",
+        lambda: MODULES["TransformerBlock"](np.ones((1, 2, 4)), [[1], [2, 3]]),
+        "[[1], [2, 3]]",
+    ),
+    (
+        "rope positions nan",
+        lambda: MODULES["RotaryEmbedding"](np.ones((2, 4)), [0.0, np.nan]),
+        "NaN",
+    ),
+    (
+        "load_state_dict ragged",
+        lambda: Linear(2, 2, rng=SplitMix64(1)).load_state_dict(
+            {"linear.weight": [[1.0], [2.0, 3.0]], "linear.bias": [0.0, 0.0]}
+        ),
+        "[[1.0], [2.0, 3.0]]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "call", "clue"), FUNCTION_ATTACKS, ids=[a[0] for a in FUNCTION_ATTACKS]
+)
+def test_public_functions_refuse_bad_arguments(
+    label: str, call: Callable[[], Any], clue: str
+) -> None:
+    error = refused(call)
+    assert clue in str(error), f"{label}: {error}"

@@ -85,18 +85,29 @@ def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
 def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
     """Gates scattered to [..., E]: each token's coefficient per expert, zero where unselected."""
     num_experts = _check_count(num_experts, "num_experts")
-    selected = np.asarray(selected)
+    try:
+        selected = np.asarray(selected)
+        gate_shape = tuple(np.shape(gates))
+    except (TypeError, ValueError) as error:
+        raise ExpertCountError(
+            f"selected and gates must be rectangular arrays [..., k]; got {selected!r} ({error})."
+        ) from error
     if selected.dtype.kind not in "iu" or (
         selected.size and (selected.min() < 0 or selected.max() >= num_experts)
     ):
+        values = (
+            f" from {selected.min()} to {selected.max()}"
+            if selected.size and selected.dtype.kind in "biuf"
+            else ""
+        )
         raise ExpertCountError(
             f"selected must hold integer expert indices in [0, {num_experts}); got dtype "
-            f"{selected.dtype} and shape {selected.shape}."
+            f"{selected.dtype}, shape {selected.shape}{values}."
         )
-    if tuple(np.shape(gates)) != selected.shape:
+    if gate_shape != selected.shape:
         raise ExpertCountError(
             f"gates must have the shape of selected {selected.shape}, one gate per choice; got "
-            f"{tuple(np.shape(gates))}."
+            f"{gate_shape}."
         )
     one_hot = (selected[..., None] == np.arange(num_experts)).astype(np.float64)  # (..., k, E)
     if isinstance(gates, Tensor):
@@ -150,7 +161,12 @@ def assign_capacity(
         isinstance(capacity, bool) or not isinstance(capacity, int | np.integer) or capacity < 0
     ):
         raise CapacityError(f"capacity must be None or an integer ≥ 0; got {capacity!r}.")
-    ranking = np.asarray(ranking)
+    try:
+        ranking = np.asarray(ranking)
+    except (TypeError, ValueError) as error:
+        raise ExpertCountError(
+            f"ranking must be a rectangular integer [N, E] array; got {ranking!r} ({error})."
+        ) from error
     if ranking.ndim != 2 or ranking.dtype.kind not in "iu":
         raise ExpertCountError(
             f"ranking must be an integer [N, E] array of expert indices; got dtype "
