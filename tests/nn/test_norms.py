@@ -264,7 +264,9 @@ def test_width_errors(cls: type) -> None:
         NormWidthError, match=rf"^{kind} width must be at least 1 feature; got 0\."
     ):
         cls(0)
-    with pytest.raises(ArgumentError, match=rf"^{kind} width must be a positive integer; got 2\.5\."):
+    with pytest.raises(
+        ArgumentError, match=rf"^{kind} width must be a positive integer; got 2\.5\."
+    ):
         cls(2.5)
 
 
