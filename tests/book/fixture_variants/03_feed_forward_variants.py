@@ -14,6 +14,7 @@ gate_probe = 4.0  # a larger gate projection, to see whether a gate factor stays
 small_width, small_positions = 4, 3  # a random FFN for the shape and independence checks
 ffn_seed, input_seed = 5, 9  # SplitMix64 seeds for its weights and its input
 changed_position = 2  # the position whose input we replace
+paper_widths = (512, 2048)  # the original transformer's base model: d_model and inner width
 """,
     "other-widths": """\
 # The chapter's fixture: every number on this page is computed from these values.
@@ -28,6 +29,7 @@ gate_probe = 3.0  # a larger gate projection, to see whether a gate factor stays
 small_width, small_positions = 6, 5  # a random FFN for the shape and independence checks
 ffn_seed, input_seed = 1, 2  # SplitMix64 seeds for its weights and its input
 changed_position = 0  # the position whose input we replace
+paper_widths = (1024, 4096)  # a wider base model with the same factor
 """,
 }
 
@@ -42,3 +44,4 @@ MUST_CHANGE = [
     "silu_factor",
     "gated_hidden",
 ]
+# paper_d_model / paper_d_inner change only in "other-widths"; the shrink ratio is structural.
