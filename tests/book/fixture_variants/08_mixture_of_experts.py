@@ -19,6 +19,7 @@ model_width, hidden_width = 8, 12  # D and each expert's SwiGLU hidden width
 num_experts, k = 4, 2  # E experts, k chosen per token
 moe_seed, input_seed = 21, 22  # SplitMix64 seeds for the mixture's weights and its input
 capacity_factors = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]  # positions of the slider
+ffn_expansion = 4  # hidden width / model width of the dense FFN in the opening count
 dense_hidden = 24  # hidden width of a dense SwiGLU in the cost comparison
 narrow_hidden = 6  # a narrower expert width for the same comparison
 """,
@@ -41,6 +42,7 @@ model_width, hidden_width = 6, 10  # D and each expert's SwiGLU hidden width
 num_experts, k = 6, 2  # E experts, k chosen per token
 moe_seed, input_seed = 31, 32  # SplitMix64 seeds for the mixture's weights and its input
 capacity_factors = [0.5, 1.0, 1.5, 2.0, 3.0]  # positions of the slider
+ffn_expansion = 2  # a narrower dense FFN: its share of the block's weights drops
 dense_hidden = 20  # hidden width of a dense SwiGLU in the cost comparison
 narrow_hidden = 4  # a narrower expert width for the same comparison
 """,
