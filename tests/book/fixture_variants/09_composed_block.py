@@ -15,9 +15,7 @@ vocab_size, num_layers = 10, 2  # V and the number of blocks of the decoder
 prompts = ((2, 7, 1, 8), (0, 4, 4, 3))  # two prompts of token IDs, one per batch row
 padded_lengths = (3, 4)  # real tokens per prompt in the padded case
 targets = (5, 9)  # the IDs the gradient example treats as the true next tokens
-glu_inputs = (1.5, 1.0)  # (a, b) of the checkpoint question: linear branch and gate input
-expert_count, experts_per_token = 4, 2  # E and k of the routing question
-expert_hidden_widths = (8, 32)  # two mixtures with the same k and different expert widths
+glu_inputs = (1.5, 1.0)  # (a, b) of the gating exercise: linear branch and gate input
 overview_experts, overview_k = 4, 2  # the router drawn in the overview figure
 """,
     "other-widths": """# Fixture: every number on this page is computed from these values.
@@ -34,9 +32,7 @@ vocab_size, num_layers = 13, 3  # V and the number of blocks of the decoder
 prompts = ((3, 1, 4, 1, 5), (9, 2, 6, 5, 3), (5, 8, 9, 7, 9))  # three prompts of five IDs
 padded_lengths = (5, 3, 1)  # real tokens per prompt in the padded case
 targets = (2, 7, 1)  # the IDs the gradient example treats as the true next tokens
-glu_inputs = (-1.0, 2.0)  # (a, b) of the checkpoint question: linear branch and gate input
-expert_count, experts_per_token = 6, 3  # E and k of the routing question
-expert_hidden_widths = (12, 48)  # two mixtures with the same k and different expert widths
+glu_inputs = (-1.0, 2.0)  # (a, b) of the gating exercise: linear branch and gate input
 overview_experts, overview_k = 3, 1  # the router drawn in the overview figure
 """,
 }
@@ -48,6 +44,6 @@ MUST_CHANGE = [
     "split_gap",
     "open_leak",
     "unselected_tied",
+    "tied_direction_text",
     "wrong_gap",
-    "active_small",
 ]
