@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ArgumentError, ShapeError
-from ..checks import as_float_array, as_real, received
+from ..checks import as_float_array, as_real, broadcasts_to, received
 from ..registry import op
 from .linalg import _bmm
 from .reductions import softmax_array, softmax_vjp_array
@@ -58,27 +58,26 @@ def pair_rotate(x, cos, sin, partner):
 
 @pair_rotate.checks
 def _(x, cos, sin, partner):
-    cos = as_float_array(cos, "pair_rotate's cos")  # copies: the VJP reads them
+    cos = as_float_array(cos, "pair_rotate's cos")  # copies: the VJP reads all three
     sin = as_float_array(sin, "pair_rotate's sin")
     width = x.shape[-1] if x.ndim else 0
-    order = np.asarray(partner)
-    if (
-        order.shape != (width,)
-        or order.dtype.kind not in "iu"
-        or (sorted(order.tolist()) != list(range(width)))
-    ):
+    order = np.array(partner)
+    is_permutation = (
+        order.shape == (width,)
+        and order.dtype.kind in "iu"
+        and sorted(order.tolist()) == list(range(width))
+    )
+    if not is_permutation:
         raise ArgumentError(
             f"pair_rotate's partner must be a permutation of the last axis, 0..{width - 1}; got "
             f"{received(partner)}."
         )
-    try:
-        np.broadcast_shapes(x.shape, cos.shape, sin.shape)
-    except ValueError:
+    if not (broadcasts_to(cos.shape, x.shape) and broadcasts_to(sin.shape, x.shape)):
         raise ShapeError(
             f"pair_rotate's cos {cos.shape} and sin {sin.shape} must broadcast to the input "
             f"{x.shape}."
-        ) from None
-    return {"cos": cos, "sin": sin, "partner": order.copy()}
+        )
+    return {"cos": cos, "sin": sin, "partner": order}
 
 
 @pair_rotate.vjp
@@ -123,12 +122,7 @@ def _(q, k, *bias, scale, blocked, added):
         )
     if added is not None:
         array = added if isinstance(added, np.ndarray) else None
-        if (
-            array is None
-            or array.dtype.kind != "f"
-            or np.isnan(array).any()
-            or (np.isposinf(array).any())
-        ):
+        if array is None or array.dtype.kind != "f" or not (array < np.inf).all():  # NaN, +inf
             raise ArgumentError(
                 "attention_weights' added must be None or a float array of finite values and "
                 f"-inf (the float masks, summed); got {received(added)}, which is not one, or "
@@ -139,32 +133,26 @@ def _(q, k, *bias, scale, blocked, added):
             f"attention_weights needs queries [..., L, d] and keys [..., S, d] of one width d; "
             f"got shapes {q.shape} and {k.shape}."
         )
+    lead_q, lead_k = q.shape[:-2], k.shape[:-2]
     try:
-        scores = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+        lead = lead_q if lead_q == lead_k else np.broadcast_shapes(lead_q, lead_k)
     except ValueError:
         raise ShapeError(
             f"attention_weights: the leading axes of queries {q.shape} and keys {k.shape} must "
             "broadcast."
         ) from None
+    scores = (*lead, q.shape[-2], k.shape[-2])
     for label, array in (
         ("blocked", blocked),
         ("added", added),
         ("bias", bias[0] if bias else None),
     ):
-        if array is not None and not _broadcasts_to(array.shape, scores):
+        if array is not None and not broadcasts_to(array.shape, scores):
             raise ShapeError(
                 f"attention_weights' {label} must broadcast to the scores {scores}; got shape "
                 f"{array.shape}."
             )
     return {"scale": scale, "blocked": blocked, "added": added}  # the VJP reads none of them
-
-
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether an array of ``shape`` broadcasts to ``target`` without enlarging it."""
-    try:
-        return np.broadcast_shapes(shape, target) == target
-    except ValueError:
-        return False
 
 
 @attention_weights.vjp

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import erf, expit
 
 from ...errors import ArgumentError, ShapeError
-from ..checks import as_real, received
+from ..checks import as_real, broadcasts_to, received
 from ..registry import op
 from ..tensor import Tensor
 
@@ -209,20 +209,12 @@ def _(x, mask, value):
             f"{received(mask)}. Build it with a comparison such as x.value > 0, or "
             "np.asarray(m, dtype=bool)."
         )
-    if not _broadcasts_to(array.shape, x.shape):
+    if not broadcasts_to(array.shape, x.shape):
         raise ShapeError(
             f"masked_fill's mask must broadcast to the input's shape {x.shape}; got mask shape "
             f"{array.shape}."
         )
     return {"mask": array, "value": as_real(value, "masked_fill's value", finite=False)}
-
-
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether an array of ``shape`` broadcasts to ``target`` without enlarging it."""
-    try:
-        return np.broadcast_shapes(shape, target) == target
-    except ValueError:
-        return False
 
 
 @masked_fill.vjp
