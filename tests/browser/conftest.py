@@ -1,5 +1,6 @@
 """Serve the built book on 127.0.0.1 and drive Debian's Chromium through Playwright."""
 
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -13,8 +14,10 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
-HTML = ROOT / "_build" / "html"
-SCREENSHOTS = ROOT / "_build" / "screenshots"
+# BOOK_HTML points the tests at another build (e.g. `jupyter-book build . --path-output DIR`
+# puts it in DIR/_build/html); screenshots go beside that html folder, in screenshots/.
+HTML = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")).resolve()
+SCREENSHOTS = HTML.parent / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 BUILD_COMMAND = "bash tools/install_and_build.sh"
 MATH = "span.math, div.math"
@@ -52,7 +55,7 @@ def site() -> Iterator[str]:
     """Base URL of _build/html served by a thread on a free port of 127.0.0.1."""
     if not (HTML / "index.html").is_file():
         pytest.fail(
-            f"{HTML.relative_to(ROOT)}/index.html is missing: build the book first with "
+            f"{HTML}/index.html is missing: build the book first with "
             f"`{BUILD_COMMAND}` (see README), then run `pytest --nbval` again."
         )
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(HTML)))
