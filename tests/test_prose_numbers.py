@@ -56,6 +56,8 @@ NAMES = {
     "top-2",
     "Top-1",
     "0/1",  # "a 0/1 matrix": a matrix of indicators
+    "L1",  # norms and penalties: "L2 regularisation"
+    "L2",
 }
 
 # Contexts in which a typed number is a reference, not a value.
@@ -75,6 +77,7 @@ NOT_YET_CLEAN: dict[str, str] = {
     "axes 1 and 2): glue them from the fixture or name them without digits",
     "09-composed-block.md": "'position 0' typed beside the mask demonstration",
     "appendix-engine-speed.md": "the benchmark case '[2, 2] addition' typed (glue the shape)",
+    "10-training.md": "typed values in prose (0.8 times, gradients of 0.01 and 1, 'by 4')",
 }
 
 FENCE = re.compile(r"^(`{3,}|~{3,})")
