@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_from_scratch.autodiff import Tensor, concat, gradcheck, ops, stack, walk_tape
+from llm_from_scratch.autodiff import (
+    Op,
+    Tensor,
+    concat,
+    gradcheck,
+    ops,
+    stack,
+    unbroadcast,
+    walk_tape,
+)
 from llm_from_scratch.errors import (
     ArgumentError,
     FromScratchError,
@@ -171,6 +180,10 @@ CASES = {
     "gradcheck of one array": (lambda: gradcheck(lambda x: x, np.ones(2)), ArgumentError, "(2,)"),
     "gradcheck of strings": (lambda: gradcheck(lambda x: x, ["ab"]), ArgumentError, "'ab'"),
     "walk_tape of an array": (lambda: walk_tape(np.ones(2)), ArgumentError, "(2,)"),
+    "unbroadcast of a list": (lambda: unbroadcast([1.0], (1,)), ArgumentError, "[1.0]"),
+    "Op of a number": (lambda: Op(3), ArgumentError, "3"),
+    "vjp of a number": (lambda: ops.exp.vjp(3), ArgumentError, "3"),
+    "checks of a number": (lambda: ops.exp.checks(3), ArgumentError, "3"),
 }
 
 

@@ -21,7 +21,7 @@ saying which inputs want a gradient, so it can skip work (a matmul by a constant
 that constant's gradient). An op declared with ``@op(saves=True)`` returns ``(out, saved)`` from
 its forward and gets ``saved=`` in its VJP.
 
-An op with parameters may attach a check (``@permute.check``): it receives the input arrays and
+An op with parameters may attach a check (``@permute.checks``): it receives the input arrays and
 the parameters, raises a typed error for a bad one, and returns the parameters to record,
 normalised (non-negative axes) and copied where a VJP will read a caller's array. Inputs that are
 not tensors are copied into fresh float64 arrays (:func:`~.checks.as_float_array`), so editing
@@ -76,6 +76,8 @@ class Op:
     def __init__(
         self, forward: Callable[..., Any], *, saves: bool = False, name: str | None = None
     ) -> None:
+        if not callable(forward):
+            raise ArgumentError(f"An op's forward must be a function; got {received(forward)}.")
         self.name = forward.__name__ if name is None else name
         self.forward = forward
         self.saves = saves
@@ -93,6 +95,10 @@ class Op:
 
     def vjp(self, backward: Callable[..., Any]) -> Callable[..., Any]:
         """Attach the vector-Jacobian product (used as a decorator under the forward)."""
+        if not callable(backward):
+            raise ArgumentError(
+                f"The VJP of {self.name!r} must be a function; got {received(backward)}."
+            )
         names = list(inspect.signature(backward).parameters)
         if len(names) < 2 or names[1] not in ("out", "_out"):
             raise TapeError(
@@ -107,6 +113,10 @@ class Op:
 
     def checks(self, check: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         """Attach the parameter check: (*input arrays, **params) → the params to record."""
+        if not callable(check):
+            raise ArgumentError(
+                f"The check of {self.name!r} must be a function; got {received(check)}."
+            )
         self.check = check
         return check
 

@@ -475,6 +475,11 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     A share whose shape ``shape`` does not broadcast to is refused: reshaping it would hand the
     input a gradient in the wrong places (the sign of a bug in a VJP).
     """
+    if type(grad) is not np.ndarray or not isinstance(shape, tuple):
+        raise ArgumentError(
+            f"unbroadcast takes a numpy array and a shape tuple; got {received(grad)} and "
+            f"{received(shape)}."
+        )
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
