@@ -33,7 +33,11 @@ def parser() -> argparse.ArgumentParser:
     """The command's flags: --config, --resume, --no-progress, and one per config setting."""
     from .training.config import TrainConfig  # numpy loads here, after limit_blas_threads
 
-    p = argparse.ArgumentParser(prog="python -m llm_from_scratch.train", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="python -m llm_from_scratch.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--config", help="JSON file of settings (flags override it)")
     p.add_argument("--resume", action="store_true", help="continue from <output>/checkpoint.npz")
     p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
@@ -63,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     except FromScratchError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # e.g. while the data loads, before the loop
+        print("interrupted outside the training loop; nothing new was saved.", file=sys.stderr)
+        return 130
     final = result.evals[-1] if result.evals else {}
     summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k != "step")
     print(

@@ -167,3 +167,34 @@ def test_ctrl_c_during_an_evaluation_is_evaluated_again_on_resume(tmp_path, monk
         [e["repeated_half_loss"] for e in whole.evals],
         rtol=1e-12,
     )
+
+
+def test_command_ctrl_c_saves_and_exits_with_130(tmp_path, monkeypatch, capsys) -> None:
+    original = AdamW.step
+    calls = []
+
+    def step_then_ctrl_c(self) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        original(self)
+
+    monkeypatch.setattr(AdamW, "step", step_then_ctrl_c)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**TINY, "output": str(tmp_path / "cli")}))
+    assert main(["--config", str(path), "--no-progress"]) == 130
+    assert "interrupted at step 2" in capsys.readouterr().out
+    monkeypatch.setattr(AdamW, "step", original)
+    assert main(["--config", str(path), "--no-progress", "--resume"]) == 0
+    log = json.loads((tmp_path / "cli" / "log.json").read_text())
+    assert [s["last_step"] for s in log["segments"]] == [2, 8]
+
+
+def test_command_ctrl_c_before_the_loop_exits_cleanly(tmp_path, monkeypatch, capsys) -> None:
+    def interrupted(config):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("llm_from_scratch.training.loop.make_task", interrupted)
+    assert main(["--output", str(tmp_path / "x"), "--no-progress", "--warmup-steps", "0"]) == 130
+    assert "nothing new was saved" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
