@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
@@ -283,9 +281,3 @@ def train(
         seconds,
         rate,
     )
-
-
-def log_losses(path: str | Path) -> np.ndarray:
-    """The per-step losses of a stored ``log.json``, in step order."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return np.array([r["loss"] for r in data["steps"]])
