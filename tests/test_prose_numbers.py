@@ -77,7 +77,6 @@ NOT_YET_CLEAN: dict[str, str] = {
     "axes 1 and 2): glue them from the fixture or name them without digits",
     "09-composed-block.md": "'position 0' typed beside the mask demonstration",
     "appendix-engine-speed.md": "the benchmark case '[2, 2] addition' typed (glue the shape)",
-    "10-training.md": "typed values in prose (0.8 times, gradients of 0.01 and 1, 'by 4')",
 }
 
 FENCE = re.compile(r"^(`{3,}|~{3,})")
