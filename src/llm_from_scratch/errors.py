@@ -245,3 +245,10 @@ class BlockConfigError(ArgumentError):
 
 class TokenIdError(ArgumentError):
     """Token IDs are not integers in [0, vocab_size), or prompt lengths do not fit the batch."""
+
+
+# --- generation ------------------------------------------------------------------------------
+
+
+class ContextLengthError(TokenIdError):
+    """A prompt, or a position to write, does not fit the context (the positions a cache holds)."""

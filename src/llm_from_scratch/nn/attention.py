@@ -48,6 +48,7 @@ from .linear import Linear
 from .module import Module, check_name
 
 __all__ = [
+    "AttentionCache",
     "MultiHeadAttention",
     "PositionScheme",
     "causal_mask",
@@ -72,6 +73,21 @@ class PositionScheme(Protocol):
     def score_bias(self, num_heads: int, query_len: int, key_len: int) -> Any: ...
 
     def rotate(self, x: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class AttentionCache(Protocol):
+    """What cached attention asks of one layer's key/value cache (``generation.KVCache``).
+
+    ``query_positions`` [B, L] holds the absolute position of each new query; ``append(k, v)``
+    stores the new keys and values [B, H, L, d_h] at those positions and returns every stored
+    key and value [B, H, S, d_h] with a Boolean [B, L, S] array, True where key slot j lies
+    after query i's position (blocked).
+    """
+
+    query_positions: np.ndarray
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, np.ndarray]: ...
 
 
 # --- head split and merge ------------------------------------------------------------------
@@ -486,14 +502,20 @@ class MultiHeadAttention(Module):
                 f"{self.model_width}; got shape {x.shape}."
             )
 
-    def project_heads(self, x: Any) -> tuple[Tensor, Tensor, Tensor]:
-        """q, k, v as [B,H,T,d_h], after the position scheme's rotation (if any)."""
+    def project_heads(self, x: Any, positions: Any = None) -> tuple[Tensor, Tensor, Tensor]:
+        """q, k, v as [B,H,T,d_h], after the position scheme's rotation (if any).
+
+        ``positions`` (broadcasting to [B, H, T]) gives the absolute position of each row for
+        the rotation; by default rows sit at 0 … T − 1.
+        """
         x = as_tensor(x, "MultiHeadAttention input")
         self.check_input(x)
         q = split_heads(self.query(x), self.num_heads)  # (B, H, T, d_h)
         k = split_heads(self.key(x), self.num_heads)
         v = split_heads(self.value(x), self.num_heads)
-        if self.positions is not None:
+        if self.positions is not None and positions is not None:
+            q, k = self.positions.rotate(q, positions), self.positions.rotate(k, positions)
+        elif self.positions is not None:
             q, k = self.positions.rotate(q), self.positions.rotate(k)
             if q.shape != v.shape or k.shape != v.shape:
                 raise AttentionShapeError(
@@ -508,9 +530,16 @@ class MultiHeadAttention(Module):
         mask: Any = None,
         key_padding_mask: Any = None,
         average_weights: bool = True,
+        cache: AttentionCache | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """(output [B,T,D], weights [B,T,T] averaged over heads, or [B,H,T,T] if not)."""
+        """(output [B,T,D], weights [B,T,T] averaged over heads, or [B,H,T,T] if not).
+
+        With a ``cache`` the T new tokens sit at ``cache.query_positions`` and attend to every
+        key the cache holds up to their own position: weights are then [B, T, S] ([B, H, T, S]).
+        """
         average_weights = boolean(average_weights, "average_weights")
+        if cache is not None:
+            return self._forward_cached(x, mask, key_padding_mask, average_weights, cache)
         q, k, v = self.project_heads(x)
         tokens = q.shape[2]
         bias = None
@@ -536,4 +565,48 @@ class MultiHeadAttention(Module):
         output = self.output(merge_heads(heads))  # (B, T, D) @ W_O
         if average_weights:
             weights = weights.mean(axis=1)  # (B, T, T): a summary, not a representation
+        return output, weights
+
+    def _forward_cached(
+        self,
+        x: Any,
+        mask: Any,
+        key_padding_mask: Any,
+        average_weights: bool,
+        cache: AttentionCache,
+    ) -> tuple[Tensor, Tensor]:
+        """Attention of new tokens at cache.query_positions over the cached keys and values."""
+        if not isinstance(cache, AttentionCache):
+            raise ArgumentError(
+                "cache must provide query_positions [B, L] and append(k, v) (the "
+                f"AttentionCache protocol); got {type(cache).__name__}."
+            )
+        if mask is not None or key_padding_mask is not None:
+            raise ArgumentError(
+                "With a cache, which keys a query sees follows from the positions the cache "
+                "holds; pass mask=None and key_padding_mask=None (got a mask)."
+            )
+        positions = np.asarray(cache.query_positions)  # (B, L) absolute positions
+        q, k, v = self.project_heads(x, positions[:, None, :])  # (B, H, L, d_h)
+        keys, values, blocked = cache.append(k, v)  # (B, H, S, d_h) ×2, (B, L, S)
+        key_len = blocked.shape[2]
+        bias = None
+        if self.positions is not None:
+            bias_at = getattr(self.positions, "score_bias_at", None)
+            if bias_at is None:
+                raise ArgumentError(
+                    f"Cached attention needs score_bias_at(num_heads, query_positions, key_len) "
+                    f"from the position scheme; {type(self.positions).__name__} has none."
+                )
+            bias = bias_at(self.num_heads, positions, key_len)  # (B, H, L, S) or None
+        heads, weights = scaled_dot_product_attention(
+            q,
+            keys,
+            values,
+            mask=np.repeat(blocked, self.num_heads, axis=0),  # (B·H, L, S): row b·H + h
+            bias=bias,
+        )  # (B, H, L, d_h), (B, H, L, S)
+        output = self.output(merge_heads(heads))  # (B, L, D) @ W_O
+        if average_weights:
+            weights = weights.mean(axis=1)  # (B, L, S)
         return output, weights

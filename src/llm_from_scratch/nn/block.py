@@ -19,7 +19,7 @@ from ..errors import ArgumentError, BlockConfigError, HeadCountError, OddWidthEr
 from ..random import SplitMix64
 from ..validate import boolean, element_count, generator, positive_int
 from ..validate import tensor as as_tensor
-from .attention import MultiHeadAttention
+from .attention import AttentionCache, MultiHeadAttention
 from .feedforward import FeedForward
 from .module import Module, check_name
 from .moe import MixtureOfExperts, RoutingReport
@@ -233,8 +233,10 @@ class TransformerBlock(Module):
             return out
         return self.ffn(x)
 
-    def stages(self, x: Any, key_padding_mask: Any = None) -> BlockStages:
-        """Run the block, keeping every named stage (per-head weights)."""
+    def stages(
+        self, x: Any, key_padding_mask: Any = None, cache: AttentionCache | None = None
+    ) -> BlockStages:
+        """Run the block, keeping every named stage (per-head weights); attention may cache."""
         x = as_tensor(x, "TransformerBlock input")
         if x.ndim != 3 or x.shape[-1] != self.model_width:
             raise WidthError(
@@ -244,7 +246,10 @@ class TransformerBlock(Module):
         pre = self.order == "pre"
         attention_input = self.attention_norm(x) if pre else x  # (B, T, D)
         attention_output, weights = self.attention(
-            attention_input, key_padding_mask=key_padding_mask, average_weights=False
+            attention_input,
+            key_padding_mask=key_padding_mask,
+            average_weights=False,
+            cache=cache,
         )
         x1 = x + attention_output if pre else self.attention_norm(x + attention_output)
         ffn_input = self.ffn_norm(x1) if pre else x1
@@ -255,11 +260,15 @@ class TransformerBlock(Module):
         )
 
     def forward(
-        self, x: Any, key_padding_mask: Any = None, average_weights: bool = True
+        self,
+        x: Any,
+        key_padding_mask: Any = None,
+        average_weights: bool = True,
+        cache: AttentionCache | None = None,
     ) -> tuple[Tensor, Tensor]:
         """(output [B, T, D], attention weights [B, T, T] averaged over heads or [B, H, T, T])."""
         average_weights = boolean(average_weights, "average_weights")
-        s = self.stages(x, key_padding_mask)
+        s = self.stages(x, key_padding_mask, cache)
         return s.output, (s.weights.mean(axis=1) if average_weights else s.weights)
 
 

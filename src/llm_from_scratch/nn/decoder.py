@@ -8,7 +8,7 @@ not only the rows the input looked up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..autodiff import Tensor
 from ..errors import ArgumentError, HeadCountError, OddWidthError, TokenIdError
 from ..random import SplitMix64, xavier_uniform
 from ..validate import array, boolean, element_count, generator, integer, positive_int
+from .attention import AttentionCache
 from .block import NORMS, TransformerBlock, _choice
 from .module import Module, Parameter, check_name
 from .positions import sinusoidal_encoding
@@ -96,6 +97,19 @@ class Embedding(Module):
     def forward(self, ids: Any) -> Tensor:
         """Rows of the table at ``ids`` [B, T] → [B, T, D] (gradient: scatter-add into rows)."""
         return self.weight[check_ids(ids, self.vocab_size)]
+
+
+@runtime_checkable
+class DecoderCache(Protocol):
+    """What a cached decoder pass asks of a cache (``generation.KVCache``).
+
+    ``query_positions`` [B, L] holds the absolute position of each new token; ``layer(i)`` is
+    block i's :class:`~llm_from_scratch.nn.attention.AttentionCache`.
+    """
+
+    query_positions: np.ndarray
+
+    def layer(self, index: int) -> AttentionCache: ...
 
 
 @dataclass(frozen=True)
@@ -191,9 +205,21 @@ class Decoder(Module):
         """W_vocab [V, D]: the embedding table when tied, the separate head otherwise."""
         return self.embedding.weight if self.tie_embeddings else self.head_weight
 
-    def hidden_states(self, ids: Any, lengths: Any = None, record: list | None = None) -> Tensor:
-        """x_final [B, T, D]: after every block and the final norm (stage shapes → record)."""
+    def hidden_states(
+        self,
+        ids: Any,
+        lengths: Any = None,
+        record: list | None = None,
+        cache: DecoderCache | None = None,
+    ) -> Tensor:
+        """x_final [B, T, D]: after every block and the final norm (stage shapes → record).
+
+        With a ``cache`` the T tokens sit at ``cache.query_positions`` and read the keys and
+        values the cache holds (``lengths`` must then be None: the positions say what is seen).
+        """
         ids = check_ids(ids, self.vocab_size)
+        if cache is not None:
+            return self._cached_hidden_states(ids, lengths, cache)
         batch, tokens = ids.shape
         lengths = check_lengths(lengths, batch, tokens)
         padding = np.arange(tokens)[None, :] >= lengths[:, None]  # (B, T) True = padding
@@ -209,9 +235,35 @@ class Decoder(Module):
         stages.append(("final norm", x.shape))
         return x
 
-    def forward(self, ids: Any, lengths: Any = None) -> Tensor:
-        """logits [B, T, V] = x_final W_vocabᵀ (no bias)."""
-        return self.hidden_states(ids, lengths) @ self.vocab_weight.T
+    def _cached_hidden_states(self, ids: np.ndarray, lengths: Any, cache: DecoderCache) -> Tensor:
+        """x_final [B, L, D] for L new tokens at cache.query_positions, each block reading it."""
+        if not isinstance(cache, DecoderCache):
+            raise ArgumentError(
+                "cache must provide query_positions [B, L] and layer(i) (the DecoderCache "
+                f"protocol); got {type(cache).__name__}."
+            )
+        if lengths is not None:
+            raise ArgumentError(
+                "With a cache, each token's position comes from cache.query_positions; pass "
+                f"lengths=None (got {lengths!r})."
+            )
+        positions = np.asarray(cache.query_positions)  # (B, L)
+        if positions.shape != ids.shape:
+            raise TokenIdError(
+                f"cache.query_positions must hold one position per token, shape {ids.shape}; "
+                f"got shape {positions.shape}."
+            )
+        x = self.embedding(ids)  # (B, L, D)
+        if self.positions == "sinusoidal":
+            table = sinusoidal_encoding(int(positions.max()) + 1, self.model_width)
+            x = x + table[positions]  # (B, L, D): each token's own absolute position
+        for i, block in enumerate(self.blocks):
+            x, _ = block(x, cache=cache.layer(i))
+        return self.final_norm(x)
+
+    def forward(self, ids: Any, lengths: Any = None, cache: DecoderCache | None = None) -> Tensor:
+        """logits [B, T, V] = x_final W_vocabᵀ (no bias); with a cache, for the new tokens."""
+        return self.hidden_states(ids, lengths, cache=cache) @ self.vocab_weight.T
 
     def next_token_logits(self, ids: Any, lengths: Any = None) -> Tensor:
         """[B, V]: each row's logits at its last valid position lengths[b] − 1."""

@@ -170,6 +170,28 @@ def alibi_bias(num_heads: int, query_len: int, key_len: int, *, slopes: Any = No
     return np.where(distance[None, :, :] > 0, -penalty, 0.0)
 
 
+def alibi_bias_at(slopes: Any, query_positions: Any, key_len: int) -> np.ndarray:
+    """B[b, h, i, j] = −m_h(p_bi − j) for j <= p_bi, 0 for j > p_bi; shape [B, H, L, S].
+
+    The same bias as :func:`alibi_bias`, for queries at explicit absolute positions p [B, L]
+    (each batch row its own): what a key/value cache needs when rows sit at different positions.
+    """
+    slopes = as_array(slopes, "ALiBi slopes")
+    positions = np.asarray(query_positions)
+    if positions.ndim != 2 or positions.dtype.kind not in "iu":
+        raise PositionShapeError(
+            f"alibi_bias_at needs integer query positions [B, L]; got {positions.dtype} array "
+            f"of shape {positions.shape}."
+        )
+    key_len = _count("key_len", key_len, minimum=0)
+    element_count(
+        (positions.shape[0], slopes.shape[0], positions.shape[1], key_len), "alibi_bias_at"
+    )
+    distance = positions[:, None, :, None] - np.arange(key_len)  # (B, 1, L, S): p_i − j
+    penalty = slopes[None, :, None, None] * distance  # (B, H, L, S)
+    return np.where(distance > 0, -penalty, 0.0)
+
+
 # --- rotations: RoPE ---------------------------------------------------------------------------
 
 
@@ -363,6 +385,11 @@ class ALiBiPositions:
             )
         return alibi_bias(self.num_heads, query_len, key_len, slopes=self.slopes)
 
+    def score_bias_at(self, num_heads: int, query_positions: Any, key_len: int) -> np.ndarray:
+        """The [B, H, L, S] ALiBi bias for queries at absolute positions [B, L] (a KV cache)."""
+        self.score_bias(num_heads, 0, 0)  # the head-count check
+        return alibi_bias_at(self.slopes, query_positions, key_len)
+
     def rotate(self, t: Tensor, positions: Any = None) -> Tensor:
         """ALiBi leaves queries and keys as they are."""
         return t
@@ -379,6 +406,10 @@ class RoPEPositions(RotaryEmbedding):
 
     def score_bias(self, num_heads: int, query_len: int, key_len: int) -> None:
         """RoPE changes no score directly: position enters through the rotated q and k."""
+        return None
+
+    def score_bias_at(self, num_heads: int, query_positions: Any, key_len: int) -> None:
+        """No bias at explicit positions either (a KV cache rotates q and k instead)."""
         return None
 
     def rotate(self, t: Tensor, positions: Any = None) -> Tensor:

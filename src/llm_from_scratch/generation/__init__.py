@@ -1,0 +1,36 @@
+"""Generating text: sampling rules on logits, the key/value cache, the generation loop."""
+
+from .cache import KVCache, LayerCache, cache_bytes
+from .loop import Generation, decode_step, generate, pad_prompts, prefill
+from .sampling import (
+    entropy,
+    greedy,
+    next_tokens,
+    probabilities,
+    sample,
+    temperature_scale,
+    top_k_filter,
+    top_p_filter,
+)
+from .work import decoder_step_work, multiply_adds
+
+__all__ = [
+    "Generation",
+    "KVCache",
+    "LayerCache",
+    "cache_bytes",
+    "decode_step",
+    "decoder_step_work",
+    "entropy",
+    "generate",
+    "greedy",
+    "multiply_adds",
+    "next_tokens",
+    "pad_prompts",
+    "prefill",
+    "probabilities",
+    "sample",
+    "temperature_scale",
+    "top_k_filter",
+    "top_p_filter",
+]
