@@ -32,7 +32,7 @@ from ..nn.moe import (
     ranked_experts,
     top_k_gates,
 )
-from .style import INK, LIGHT, MUTED, PALETTE, BookFigure, new_figure
+from .style import INK, MUTED, PALETTE, BookFigure, new_figure
 
 __all__ = [
     "Bar",
@@ -508,48 +508,100 @@ def load_bars(
     return bars, line
 
 
-_BAR_FILL = {"kept": KEPT_COLOUR, "rerouted": REROUTED_COLOUR, "dropped": DROPPED_COLOUR}
+# Fills of the slider's SVG bars, the same code as :func:`load_figure`: kept solid blue,
+# rerouted hatched light (sky) blue, dropped cross-hatched vermillion. The hatch lines are dark on
+# an opaque fill, so bars read on light and dark pages alike; text, axis, outlines and the
+# capacity line use ``currentColor``, the page's own text colour in either theme.
+_HATCH_INK = "#222222"
+_PATTERNS = {
+    "rerouted": (REROUTED_COLOUR, "M0,6 L6,0 M-1,1 L1,-1 M5,7 L7,5"),
+    "dropped": (DROPPED_COLOUR, "M0,6 L6,0 M-1,1 L1,-1 M5,7 L7,5 M0,0 L6,6 M-1,5 L1,7 M5,-1 L7,1"),
+}
+_HATCH_ID = "lfs-moe-hatch-"  # made unique per SVG by capacity_frames
+
+
+def _bar_fill(kind: str) -> str:
+    return KEPT_COLOUR if kind == "kept" else f"url(#{_HATCH_ID}{kind})"
+
+
+def _hatch_defs() -> str:
+    patterns = "".join(
+        f'<pattern id="{_HATCH_ID}{kind}" width="6" height="6" patternUnits="userSpaceOnUse">'
+        f'<rect width="6" height="6" fill="{colour}"/>'
+        f'<path d="{path}" stroke="{_HATCH_INK}" stroke-width="1"/></pattern>'
+        for kind, (colour, path) in _PATTERNS.items()
+    )
+    return f"<defs>{patterns}</defs>"
+
+
+# Layout of one panel (SVG user units = CSS px when shown unscaled): the title on its own band,
+# the bars below it, expert names and kept/dropped counts under the axis. Text is 11 px or more.
+_TITLE_Y, _BARS_TOP, _BASELINE, _SVG_HEIGHT = 16.0, 34.0, 134.0, 178.0
 
 
 def load_svg(load: ExpertLoad, top: int, title: str) -> str:
     """An inline SVG chart of :func:`load_bars` with expert labels and counts."""
-    bars, line = load_bars(load, top)
+    bars, line = load_bars(load, top, height=_BASELINE - _BARS_TOP, baseline=_BASELINE)
     experts = len(load.requested)
     width = 28.0 + 44.0 * experts + 8.0
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="170" '
-        f'viewBox="0 0 {width:.0f} 170" style="margin-right:16px" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{_SVG_HEIGHT:.0f}" '
+        f'viewBox="0 0 {width:.0f} {_SVG_HEIGHT:.0f}" style="margin-right:16px" role="img" '
         f'aria-label="{html.escape(title)}: kept '
         f"{', '.join(str(int(v)) for v in load.kept)}; dropped "
         f'{", ".join(str(int(v)) for v in load.dropped)}">',
-        f'<text x="4" y="12" font-size="11" fill="{INK}">{html.escape(title)}</text>',
-        f'<line x1="24" y1="130" x2="{width - 4:.0f}" y2="130" stroke="{INK}"/>',
+        _hatch_defs(),
+        f'<text x="4" y="{_TITLE_Y:.0f}" font-size="13" font-weight="600" '
+        f'fill="currentColor">{html.escape(title)}</text>',
+        f'<line x1="24" y1="{_BASELINE:.0f}" x2="{width - 4:.0f}" y2="{_BASELINE:.0f}" '
+        f'stroke="currentColor"/>',
     ]
     for bar in bars:
         if bar.count == 0:
             continue
         parts.append(
             f'<rect class="{bar.kind}" x="{bar.x:.1f}" y="{bar.y:.1f}" width="{bar.width:.1f}" '
-            f'height="{bar.height:.1f}" fill="{_BAR_FILL[bar.kind]}" stroke="{INK}" '
-            f'stroke-width="0.5"/>'
+            f'height="{bar.height:.1f}" fill="{_bar_fill(bar.kind)}" stroke="currentColor" '
+            f'stroke-width="0.75"/>'
         )
     for e in range(experts):
         x = 28.0 + 44.0 * e + 15.0
         parts.append(
-            f'<text x="{x:.1f}" y="144" font-size="10" text-anchor="middle" '
-            f'fill="{INK}">e{e}</text>'
+            f'<text x="{x:.1f}" y="{_BASELINE + 16:.0f}" font-size="12" text-anchor="middle" '
+            f'fill="currentColor">e{e}</text>'
         )
         parts.append(
-            f'<text x="{x:.1f}" y="158" font-size="9" text-anchor="middle" '
-            f'fill="{MUTED}">{int(load.kept[e])}/{int(load.dropped[e])}</text>'
+            f'<text x="{x:.1f}" y="{_BASELINE + 32:.0f}" font-size="11" text-anchor="middle" '
+            f'fill="currentColor" fill-opacity="0.8">'
+            f"{int(load.kept[e])}/{int(load.dropped[e])}</text>"
         )
     if line is not None:
         parts.append(
             f'<line class="capacity" x1="24" y1="{line:.1f}" x2="{width - 4:.0f}" '
-            f'y2="{line:.1f}" stroke="{MUTED}" stroke-dasharray="4 3"/>'
+            f'y2="{line:.1f}" stroke="currentColor" stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _swatch(background: str, dashed: bool = False) -> str:
+    """A 13 px legend key drawn like the bars (CSS hatching) or, dashed, like the capacity line."""
+    if dashed:
+        look = "height:0;border-top:2px dashed currentColor;vertical-align:4px"
+    else:
+        look = f"height:13px;border:1px solid currentColor;background:{background}"
+    return (
+        f'<span aria-hidden="true" style="display:inline-block;width:13px;{look};'
+        'vertical-align:-2px"></span>'
+    )
+
+
+def _css_hatch(colour: str, crossed: bool) -> str:
+    lines = f"{_HATCH_INK} 0 1px, transparent 1px 4px"
+    hatch = f"repeating-linear-gradient(-45deg, {lines})"
+    if crossed:
+        hatch += f", repeating-linear-gradient(45deg, {lines})"
+    return f"{hatch}, {colour}"
 
 
 def capacity_frames(
@@ -561,19 +613,22 @@ def capacity_frames(
     """One HTML frame per factor: an SVG per overflow policy and a sentence of totals."""
     sweeps = {policy: capacity_sweep(probabilities, k, factors, policy) for policy in policies}
     tokens = _matrix("probabilities", probabilities).shape[0]
+    # One scale for every frame, tall enough for every bar and every capacity line, so moving
+    # the slider moves the dashed line and never clips it at the tallest bar.
     top = max(
-        max(int(load.requested.max()), int(load.kept.max()))
+        max(int(load.requested.max()), int(load.kept.max()), int(capacity))
         for sweep in sweeps.values()
-        for _, _, load in sweep
+        for _, capacity, load in sweep
     )
     top = max(top, 1)
     frames = []
     for i, factor in enumerate(factors):
         capacity = sweeps[policies[0]][i][1]
         svgs, totals = [], []
-        for policy in policies:
+        for j, policy in enumerate(policies):
             load = sweeps[policy][i][2]
-            svgs.append(load_svg(load, top, f'overflow "{policy}"'))
+            svg = load_svg(load, top, f'overflow "{policy}"')
+            svgs.append(svg.replace(_HATCH_ID, f"{_HATCH_ID}f{i}p{j}-"))
             totals.append(
                 f'"{policy}": {int(load.kept.sum())} kept, {int(load.dropped.sum())} dropped'
             )
@@ -581,12 +636,14 @@ def capacity_frames(
             f"<div>capacity factor {factor:g} → capacity <b>{capacity}</b> per expert "
             f"({tokens} tokens × k = {k} = {tokens * k} assignments). "
             f"{'; '.join(totals)}. Under each expert: kept/dropped. "
-            f'<span style="color:{KEPT_COLOUR}">■</span> kept (own choice), '
-            f'<span style="color:{REROUTED_COLOUR}">■</span> kept (rerouted here), '
-            f'<span style="color:{DROPPED_COLOUR}">■</span> dropped; dashed line: capacity.</div>'
+            f"{_swatch(KEPT_COLOUR)} kept (own choice), "
+            f"{_swatch(_css_hatch(REROUTED_COLOUR, False))} kept (rerouted here), "
+            f"{_swatch(_css_hatch(DROPPED_COLOUR, True))} dropped, "
+            f"{_swatch('', dashed=True)} capacity.</div>"
         )
         frames.append(
-            f'<div class="moe-capacity-frame" style="background:white;padding:4px;'
-            f'border:1px solid {LIGHT}">{"".join(svgs)}{text}</div>'
+            '<div class="moe-capacity-frame" style="padding:4px;'
+            'border:1px solid color-mix(in srgb, currentColor 25%, transparent)">'
+            f"{''.join(svgs)}{text}</div>"
         )
     return frames

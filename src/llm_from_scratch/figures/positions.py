@@ -299,6 +299,15 @@ def _svg_arrow(x: float, y: float, colour: str, centre: float, scale: float) -> 
     )
 
 
+def _svg_key(colour: str) -> str:
+    """A dot in an arrow's colour before its letter: the letter keeps the page's text colour, so
+    it reads in light and dark themes (coloured letters fail the contrast minimum)."""
+    return (
+        '<span aria-hidden="true" style="display:inline-block;width:0.6em;height:0.6em;'
+        f'margin-right:0.25em;border-radius:50%;background:{colour}"></span>'
+    )
+
+
 def rope_slider_frames(
     q: object, k: object, omega: float, offset: float, positions: Sequence[float]
 ) -> list[str]:
@@ -319,7 +328,7 @@ def rope_slider_frames(
         score = round(data.score, 6) + 0.0  # + 0.0 turns a rounded −0.0 into 0.0
         circle = (
             f'<circle cx="{centre:.1f}" cy="{centre:.1f}" r="{scale * radius:.1f}" '
-            f'fill="none" stroke="{CIRCLE_COLOUR}"/>'
+            f'fill="none" stroke="currentColor" stroke-opacity="0.35"/>'
         )
         svg = (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" '
@@ -329,9 +338,9 @@ def rope_slider_frames(
             f"{_svg_arrow(kx, ky, KEY_COLOUR, centre, scale)}</svg>"
         )
         text = (
-            f'<div><span style="color:{QUERY_COLOUR}">q</span> at i = {p:g} '
+            f"<div>{_svg_key(QUERY_COLOUR)}q at i = {p:g} "
             f"(angle {p * data.omega:.3f} rad) = ({qx:.3f}, {qy:.3f}); "
-            f'<span style="color:{KEY_COLOUR}">k</span> at j = {p + offset:g} '
+            f"{_svg_key(KEY_COLOUR)}k at j = {p + offset:g} "
             f"(angle {(p + offset) * data.omega:.3f} rad) = ({kx:.3f}, {ky:.3f})<br>"
             f"relative angle (j − i)ω = {data.relative_angle:.3f} rad; "
             f"score qᵀk = <b>{score:.6f}</b></div>"

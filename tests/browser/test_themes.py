@@ -1,0 +1,155 @@
+"""Every widget kind reads in the light and the dark theme: text contrast and a screenshot each."""
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from .conftest import HTML, SCREENSHOTS, WIDGET_VIEW, Visit, built_pages, settle
+
+STATE = re.compile(
+    r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', re.DOTALL
+)
+VIEW = re.compile(
+    r'<script type="application/vnd.jupyter.widget-view\+json">(.*?)</script>', re.DOTALL
+)
+
+
+def widget_kinds() -> dict[str, tuple[str, str]]:
+    """kind -> (page, model id) of its first view: predict kinds by spec, sliders by class."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in built_pages():
+        text = (HTML / path).read_text(encoding="utf-8") if (HTML / path).is_file() else ""
+        state = STATE.search(text)
+        if not state:
+            continue
+        models = json.loads(state.group(1))["state"]
+        for view in VIEW.finditer(text):
+            model_id = json.loads(view.group(1))["model_id"]
+            model = models[model_id]["state"]
+            spec = model.get("spec")
+            if spec:
+                kind = spec["kind"]
+            elif "frames" in model and "value_texts" in model:  # a PrecomputedSlider
+                kind = f"slider-{path.split('/')[-1].removesuffix('.html')}"  # each one
+            else:
+                continue
+            found.setdefault(kind, (path, model_id))
+    return found
+
+
+KINDS = widget_kinds()
+MARK_OUTPUT = """([views, modelId]) => {
+  const view = [...document.querySelectorAll(views)]
+    .find((script) => JSON.parse(script.textContent).model_id === modelId);
+  view.closest(".cell_output").dataset.underTest = "";
+}"""
+
+# Contrast of every text element inside `root` against the colour actually behind it (the first
+# opaque background among its ancestors, blended with translucent ones). WCAG 2 formula.
+LOW_CONTRAST = """([root, minimum]) => {
+  const parse = (c) => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const [r, g, b, a = 1] = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return [r, g, b, a];
+  };
+  const over = (top, under) => top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3]))
+    .concat([1]);
+  const background = (node) => {
+    const layers = [];
+    for (let n = node; n && n.nodeType === 1; n = n.parentElement) {
+      const c = parse(getComputedStyle(n).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let colour = [255, 255, 255, 1];
+    for (const layer of layers.reverse()) colour = over(layer, colour);
+    return colour;
+  };
+  const lum = (c) => {
+    const [r, g, b] = c.slice(0, 3).map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+  const bad = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const node = t.parentElement;
+    if (!t.textContent.trim() || !node.getClientRects().length) continue;
+    const style = getComputedStyle(node);
+    if (style.visibility !== "visible") continue;
+    const svg = node instanceof SVGElement;
+    let fg = parse(svg ? style.fill : style.color);
+    if (!fg) continue;
+    if (svg) fg[3] *= Number(style.fillOpacity);
+    const bg = background(svg ? node.ownerSVGElement.parentElement : node);
+    const value = ratio(over(fg, bg), bg);
+    // A decorative icon hidden from assistive technology (its words say the same) is a graphic:
+    // WCAG's non-text minimum, 3:1.
+    const needed = node.closest("[aria-hidden=true]") ? 3 : minimum;
+    if (value < needed)
+      bad.push(`${value.toFixed(2)}: "${t.textContent.trim().slice(0, 40)}" ` +
+               `(${svg ? style.fill : style.color} on rgb(${bg.slice(0, 3).map(Math.round)}))`);
+  }
+  return bad;
+}"""
+
+
+def themed_mode(page: Page) -> str:
+    return page.evaluate("() => localStorage.getItem('mode')")
+
+
+@pytest.fixture(params=["light", "dark"])
+def themed(request: pytest.FixtureRequest, browser: Browser, site: str) -> Iterator[Visit]:
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900},
+        color_scheme=request.param,
+        service_workers="block",
+    )
+    # The theme's own switch stores the reader's choice here; "auto" follows color_scheme.
+    context.add_init_script(f"localStorage.setItem('mode', '{request.param}')")
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    visit = Visit(page, site)
+    visit.watch()
+    yield visit
+    context.close()
+
+
+def test_the_book_has_every_widget_kind() -> None:
+    predict = {"number", "vector", "shape", "choice", "explain"}
+    assert predict <= set(KINDS) and any(kind.startswith("slider-") for kind in KINDS), KINDS
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_widget_reads_in_both_themes(themed: Visit, kind: str) -> None:
+    path, model_id = KINDS[kind]
+    settle(themed, path)
+    page = themed.page
+    theme = page.evaluate("() => document.documentElement.dataset.theme")
+    assert theme == themed_mode(page), "the page did not take the reader's colour scheme"
+    page.evaluate(MARK_OUTPUT, [WIDGET_VIEW, model_id])
+    output = page.locator(".cell_output[data-under-test]")
+    root = output.locator(".lfs-predict, .lfs-slider").first
+    root.scroll_into_view_if_needed()
+    if kind.startswith("slider-"):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        output.locator("input[type=range]").press("Home")  # the first frame: the smallest value
+        output.screenshot(path=SCREENSHOTS / f"widget-{kind}-{theme}-first.png")
+        output.locator("input[type=range]").press("End")  # the last frame: the largest value
+    elif kind == "choice":
+        output.locator("input[type=radio]").first.check()
+        output.get_by_role("button", name="Check").click()
+    else:
+        output.locator(".lfs-predict__input").fill("1" if kind != "explain" else "no idea")
+        output.get_by_role("button", name="Check").click()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    output.screenshot(path=SCREENSHOTS / f"widget-{kind}-{theme}.png")
+    low = page.evaluate(LOW_CONTRAST, [root.element_handle(), 4.5])
+    assert not low, f"{kind} on {path} ({theme}): text below 4.5:1 contrast\n" + "\n".join(low)
+    assert not themed.problems, "\n".join(themed.problems)
