@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     final = result.evals[-1] if result.evals else {}
     summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k != "step")
+    summary = f"last evaluation (step {final['step']}): {summary}" if final else "no evaluation"
     print(
         f"{'interrupted' if result.interrupted else 'finished'} at step {result.steps_done}: "
         f"{summary}; {result.seconds:.1f} s, {result.tokens_per_second:,.0f} tokens/s; "
