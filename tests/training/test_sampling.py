@@ -44,6 +44,19 @@ def test_generate_greedy_matches_repeated_greedy_steps() -> None:
     np.testing.assert_array_equal(cropped[:, 3], first)
 
 
+def test_sample_next_refusals_leave_the_generator_alone() -> None:
+    rng = SplitMix64(4)
+    for logits, temperature in (
+        (np.zeros(3), 1.0),
+        (np.array([[0.0, np.nan]]), 1.0),
+        (np.zeros((1, 2)), -0.5),
+        (np.zeros((1, 2)), True),
+    ):
+        with pytest.raises(ArgumentError):
+            sample_next(logits, temperature, rng)
+    assert rng.state == SplitMix64(4).state
+
+
 def test_generate_refusals() -> None:
     model = Decoder(7, 8, 1, 2, 16, rng=SplitMix64(1))
     with pytest.raises(TokenIdError):

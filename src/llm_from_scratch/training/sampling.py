@@ -12,8 +12,26 @@ from ..nn.decoder import Decoder, check_ids
 from ..random import SplitMix64
 
 
+def _check_temperature(temperature: Any) -> None:
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not np.isfinite(temperature)
+        or temperature < 0
+    ):
+        raise ArgumentError(f"temperature must be a finite number ≥ 0; got {temperature!r}.")
+
+
 def sample_next(logits: np.ndarray, temperature: float, rng: SplitMix64) -> np.ndarray:
     """[B] IDs: argmax when τ = 0, else the first i with Σ_{j ≤ i} p_j > u, p = softmax(z/τ)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.ndim != 2 or logits.shape[1] == 0 or not np.all(np.isfinite(logits)):
+        raise ArgumentError(
+            f"sample_next needs finite logits [B, V] with V ≥ 1; got shape {logits.shape}."
+        )
+    _check_temperature(temperature)
+    if not isinstance(rng, SplitMix64):
+        raise ArgumentError(f"rng must be a SplitMix64 generator; got {type(rng).__name__}.")
     if temperature == 0:
         return np.argmax(logits, axis=-1)
     scaled = logits / temperature
@@ -45,8 +63,7 @@ def generate(
         or max_new_tokens < 0
     ):
         raise ArgumentError(f"max_new_tokens must be an integer ≥ 0; got {max_new_tokens!r}.")
-    if not isinstance(temperature, int | float) or not np.isfinite(temperature) or temperature < 0:
-        raise ArgumentError(f"temperature must be a finite number ≥ 0; got {temperature!r}.")
+    _check_temperature(temperature)
     if context is not None and (not isinstance(context, int) or context < 1):
         raise ArgumentError(f"context must be a positive integer or None; got {context!r}.")
     if not isinstance(rng, SplitMix64):
