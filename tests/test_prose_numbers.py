@@ -20,8 +20,8 @@ Numbers spelled out in words ("eight questions") are beyond a digit scan; a read
 still has to catch those.
 
 A chapter that still has typed numbers is listed in ``NOT_YET_CLEAN`` with the reason; its test
-is an expected failure (strict), so it starts failing, asking for the entry to be removed, the
-moment the chapter is clean.
+is an expected failure, reported as XPASS once the chapter is clean, when the entry should go
+(not strict, because chapters are edited concurrently and a fix should not fail the suite).
 """
 
 from __future__ import annotations
@@ -72,11 +72,9 @@ CONTEXTS = [
 ]
 
 NOT_YET_CLEAN: dict[str, str] = {
-    # file name: why it is not clean yet; remove the entry when the chapter passes
-    "06-multi-head-attention.md": "indices typed in prose (query 0, key 0, head 0, token 1, "
-    "axes 1 and 2): glue them from the fixture or name them without digits",
-    "09-composed-block.md": "'position 0' typed beside the mask demonstration",
-    "appendix-engine-speed.md": "the benchmark case '[2, 2] addition' typed (glue the shape)",
+    # file name: why it is not clean yet; remove the entry once the chapter passes (it then
+    # shows as XPASS in the summary)
+    "11-generation.md": "values typed in prose (τ = 1, τ = 0, the interval (0, 1], position 0)",
 }
 
 FENCE = re.compile(r"^(`{3,}|~{3,})")
@@ -134,7 +132,7 @@ def typed_numbers(path: Path) -> list[str]:
             blanked = context.sub(lambda m: " " * len(m.group(0)), blanked)
         for name in sorted(NAMES, key=len, reverse=True):
             blanked = re.sub(
-                rf"(?<![\w-]){re.escape(name)}(?![\w-])", lambda m: " " * len(m.group(0)), blanked
+                rf"(?<![\w-]){re.escape(name)}(?!\w)", lambda m: " " * len(m.group(0)), blanked
             )
         for match in DIGITS.finditer(blanked):
             left = max(0, match.start() - 30)
@@ -164,7 +162,7 @@ def test_the_scanner_sees_prose_and_skips_the_rest(tmp_path: Path) -> None:
     [
         pytest.param(
             p,
-            marks=pytest.mark.xfail(reason=NOT_YET_CLEAN[p.name], strict=True),
+            marks=pytest.mark.xfail(reason=NOT_YET_CLEAN[p.name], strict=False),
             id=p.name,
         )
         if p.name in NOT_YET_CLEAN
