@@ -1,0 +1,62 @@
+"""Fixture variants for Chapter 10: edits a reader might make (seed, rates, steps, sizes)."""
+
+VARIANTS = {
+    "other-seed-and-rate": """# Fixture: every live number on this page comes from these values.
+seed = 7  # SplitMix64 seed of the live runs: the weights, then the training batches
+vocab_size = 16  # V of the live copying task
+context = 24  # T, tokens per training row
+half_lengths = (4, 12)  # each row: L distinct tokens then the same L again, L drawn in this range
+model_width, num_layers, num_heads, hidden_width = 32, 2, 2, 64  # the live decoder
+batch_size = 16  # rows per training step
+steps = 160  # steps of the live run, and of the SGD run on the same budget
+peak_lr, min_lr, warmup_steps = 5e-3, 5e-4, 16  # AdamW's warm-up + cosine schedule
+weight_decay, grad_clip = 0.1, 0.5  # decoupled decay (matrices only); global-norm threshold
+sgd_lr, sgd_momentum = 0.1, 0.9  # SGD's peak rate (same schedule shape) and its momentum
+overfit_steps, overfit_lr = 40, 1e-2  # the one-batch sanity check (constant rate)
+stress_lr, stress_steps = 0.02, 60  # a high peak rate for the warm-up and clipping comparison
+spike_lr = 0.2  # exercise 3: a still higher peak rate, first ten steps only
+tiny_logits = ((2.0, -1.0, 0.5), (0.0, 0.0, 0.0), (-3.0, 4.0, 1.0))  # gradient check: z [N, V]
+tiny_targets = (0, 2, 1)  # its target classes
+ignored_row = 2  # this row's target is replaced by the ignore index
+decay_theta, decay_grad = (1.0, 1.0, 1.0), (0.0, 0.01, 1.0)  # one AdamW step, three weights
+decay_lr, decay_lambda = 0.01, 0.1  # η and λ of that step
+sample_prompt, sample_length = "The gradient", 240  # text sampling from the stored book model
+temperature, sample_seed = 0.8, 7  # sampling temperature and its SplitMix64 seed
+embedding_scale = 4.0  # exercise 1: the factor applied to the initial embedding table
+""",
+    "wider-rows": """# Fixture: every live number on this page comes from these values.
+seed = 2026  # SplitMix64 seed of the live runs: the weights, then the training batches
+vocab_size = 20  # V of the live copying task
+context = 28  # T, tokens per training row
+half_lengths = (5, 14)  # each row: L distinct tokens then the same L again, L drawn in this range
+model_width, num_layers, num_heads, hidden_width = 48, 2, 4, 96  # the live decoder
+batch_size = 12  # rows per training step
+steps = 120  # steps of the live run, and of the SGD run on the same budget
+peak_lr, min_lr, warmup_steps = 1e-2, 1e-3, 12  # AdamW's warm-up + cosine schedule
+weight_decay, grad_clip = 0.05, 1.0  # decoupled decay (matrices only); global-norm threshold
+sgd_lr, sgd_momentum = 0.3, 0.8  # SGD's peak rate (same schedule shape) and its momentum
+overfit_steps, overfit_lr = 30, 1e-2  # the one-batch sanity check (constant rate)
+stress_lr, stress_steps = 0.03, 60  # a high peak rate for the warm-up and clipping comparison
+spike_lr = 0.1  # exercise 3: a still higher peak rate, first ten steps only
+tiny_logits = ((1.0, 0.0, -1.0, 2.0), (0.5, 0.5, 0.5, 0.5))  # gradient check: z [N, V]
+tiny_targets = (3, 1)  # its target classes
+ignored_row = 0  # this row's target is replaced by the ignore index
+decay_theta, decay_grad = (2.0, -1.0, 0.5), (0.0, -0.5, 0.001)  # one AdamW step, three weights
+decay_lr, decay_lambda = 0.02, 0.05  # η and λ of that step
+sample_prompt, sample_length = "Attention", 160  # text sampling from the stored book model
+temperature, sample_seed = 1.0, 11  # sampling temperature and its SplitMix64 seed
+embedding_scale = 3.0  # exercise 1: the factor applied to the initial embedding table
+""",
+}
+MUST_CHANGE = [
+    "init_loss",
+    "logit_variance",
+    "gaussian_estimate",
+    "overfit_start",
+    "live_final_ratio",
+    "context_baseline",
+    "adamw_shrink",
+    "start_loss",
+    "cold_peak",
+    "sgd_ratio",
+]
