@@ -32,4 +32,6 @@ MUST_CHANGE = [
     "c_grad_first",
     "stream_first",
     "weight_first",
+    "order_exact",  # dc/dx of the ordering example, (1 + 2a)·w with a = x·w
+    "bfs_grad",  # what the breadth-first walk reports: w alone
 ]
