@@ -204,3 +204,16 @@ def test_gradcheck_parameters_fails_on_a_nan_gradient():
     w = Tensor([0.0], requires_grad=True)
     result = gradcheck_parameters(lambda: (w - w).sqrt().sum(), [w])
     assert not result.passed and result.nonfinite >= 1
+
+
+def test_masks_and_broadcast_index_arrays_send_every_share_home():
+    x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    mask = np.array([[True, False, True], [False, True, False]])
+    (x[mask] * np.array([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad, [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
+    x.grad = None
+    x[np.array([[0], [1]]), np.array([[0, -3]])].sum().backward()  # (0,0) twice, (1,0) twice
+    np.testing.assert_array_equal(x.grad, [[2.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    x.grad = None
+    x[None, 1, ..., -1].sum().backward()
+    np.testing.assert_array_equal(x.grad, [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])

@@ -32,13 +32,16 @@ __all__ = [
 ]
 
 _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats
+_F64 = np.dtype(np.float64)
 
 
 def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether an array of ``shape`` broadcasts to ``target`` without enlarging it."""
-    return len(shape) <= len(target) and all(
-        n == 1 or n == m for n, m in zip(reversed(shape), reversed(target), strict=False)
-    )
+    offset = len(target) - len(shape)
+    if offset < 0:
+        return False
+    tail = target[offset:]  # the axes shape lines up with, from the right
+    return shape == tail or all(n == 1 or n == m for n, m in zip(shape, tail, strict=True))
 
 
 def received(value: Any) -> str:
@@ -57,6 +60,8 @@ def as_float_array(data: Any, what: str = "Tensor data") -> np.ndarray:
     """``data`` as a fresh float64 array: numbers, nested lists of numbers, or numeric arrays."""
     if type(data) is float:  # the common constant, e.g. x * 2.0
         return np.array(data, dtype=np.float64)
+    if type(data) is np.ndarray and data.dtype is _F64:  # a float64 array: copy it
+        return data.copy()
     if type(data) is int:  # also beyond int64, as long as float64 can hold it
         try:
             return np.array(float(data))
@@ -145,10 +150,12 @@ def as_axes(axis: Any, ndim: int, what: str) -> tuple[int, ...] | None:
 
 def as_permutation(axes: Any, ndim: int, what: str = "permute axes") -> tuple[int, ...]:
     """Axes that list every axis of a rank-ndim tensor once, normalised to non-negative."""
-    if type(axes) is tuple and len(axes) == ndim and all(type(a) is int for a in axes):
-        normalised = tuple([a % ndim if -ndim <= a < ndim else -1 for a in axes])
-        if sorted(normalised) == list(range(ndim)):
-            return normalised  # the common case: a valid tuple of ints
+    if type(axes) is tuple and len(axes) == ndim:  # the common case: 0..ndim-1 reordered
+        try:
+            if sorted(axes) == list(range(ndim)) and all(type(a) is int for a in axes):
+                return axes
+        except (TypeError, ValueError):  # entries that do not sort: the checks below name them
+            pass
     if not isinstance(axes, tuple | list):
         raise ArgumentError(f"{what} must be a sequence of axes; got {received(axes)}.")
     if len(axes) != ndim:

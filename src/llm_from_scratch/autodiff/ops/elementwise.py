@@ -152,14 +152,16 @@ def _(grad, out, x):
 def silu(x):
     """SiLU(x) = x σ(x); SiLU(−∞) = 0, its limit"""
     s = expit(x)
-    return np.maximum(x, -_LARGEST) * s, s  # −∞ · 0 would be NaN; −max · 0 is −0
+    finite = bool(np.isfinite(x).all())  # one cheap test: the ±∞ handling runs only for ±∞
+    lower = x if finite else np.maximum(x, -_LARGEST)  # −∞ read as −max: −max · 0 is −0
+    return lower * s, (s, finite)
 
 
 @silu.vjp
 def _(grad, _out, x, saved):
-    s = saved
+    s, finite = saved
     slope = 1.0 - s  # SiLU′ = σ + xσ(1 − σ) = σ (1 + x (1 − σ)); 1 at +∞, 0 at −∞
-    slope *= np.clip(x, -_LARGEST, _LARGEST)  # finite x unchanged; ±∞ read as ±max
+    slope *= x if finite else np.clip(x, -_LARGEST, _LARGEST)  # ±∞ read as ±max: no 0 · ∞
     slope += 1.0
     slope *= s
     slope *= grad
