@@ -294,7 +294,7 @@ def attention_heatmap_figure(
     widest = max(len(c[0]) if c else 1 for c in cells)
     tallest = max(len(c) for c in cells)
     fig, axes = new_figure(
-        0.6 + len(panels) * (0.55 * widest + 0.9),
+        0.5 + len(panels) * (0.5 * widest + 0.8),
         1.3 + 0.5 * tallest,
         ncols=len(panels),
         squeeze=False,

@@ -451,7 +451,7 @@ def _panel_normalization(ax: Axes, data: Mapping[str, Any]) -> None:
         xs + 0.2, after, width=0.38, color=PALETTE.sky_blue, edgecolor=INK, lw=0.6, label="N(x)"
     )
     ax.axhline(0.0, color=MUTED, lw=0.6)
-    ax.legend(loc="upper right", fontsize=7, ncols=2)
+    ax.legend(loc="upper right", fontsize=8, ncols=2)
     ax.set_xlabel("feature j of one token", fontsize=8)
     top = float(max(np.abs(before).max(), np.abs(after).max(), 1e-12)) * 1.6
     ax.set_ylim(-top, top)
@@ -510,7 +510,7 @@ def _panel_routing(ax: Axes, data: Mapping[str, Any]) -> None:
         colour = PALETTE.bluish_green if chosen else "white"
         ax.add_patch(Rectangle((2.0, y - 0.2), 0.9, 0.4, facecolor=colour, edgecolor=INK, lw=0.8))
         ax.text(2.45, y, f"e{e}", ha="center", va="center", fontsize=8)
-        ax.text(3.0, y, f"p={probabilities[e]:.2f}", ha="left", va="center", fontsize=7)
+        ax.text(3.0, y, f"p={probabilities[e]:.2f}", ha="left", va="center", fontsize=8)
         ax.add_patch(
             FancyArrowPatch(
                 (0.55, 0.0),
@@ -536,10 +536,10 @@ _PANEL_DRAW = {
 
 
 def block_parts_figure(panels: Sequence[PartPanel]) -> BookFigure:
-    """Two rows of three panels, one per part of the block."""
+    """Three rows of two panels, one per part of the block (narrow enough for the column)."""
     if len(panels) != len(PART_TITLES):
         raise ArgumentError(f"block_parts_figure needs six panels; got {len(panels)}.")
-    fig, grid = new_figure(9.0, 5.6, nrows=2, ncols=3)
+    fig, grid = new_figure(6.6, 7.4, nrows=3, ncols=2)
     with book_style():
         for ax, panel in zip(grid.ravel(), panels, strict=True):
             _PANEL_DRAW[panel.title](ax, panel.data)
@@ -704,7 +704,7 @@ def padded_step_figure(cells: Sequence[GridCell]) -> BookFigure:
     """Left: the padded prompts, each row's read position in blue; right: the new IDs in orange."""
     rows = 1 + max(cell.row for cell in cells)
     columns = [1 + max(c.column for c in cells if c.grid == g) for g in (0, 1)]
-    fig, axes = new_figure(7.6, 0.55 * rows + 1.0, ncols=2, width_ratios=columns)
+    fig, axes = new_figure(6.6, 0.55 * rows + 1.0, ncols=2, width_ratios=columns)
     titles = ("prompts [B, T]: blue = last valid position read", "after one step [B, T+1]")
     with book_style():
         for g, ax in enumerate(axes):

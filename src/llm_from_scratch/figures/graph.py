@@ -20,14 +20,16 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch
 
 from ..autodiff import Tensor, walk_tape
-from .style import INK, PALETTE, BookFigure, new_figure
+from .style import INK, BookFigure, new_figure
 
 __all__ = ["GraphEdge", "GraphLayout", "GraphNode", "graph_figure", "graph_layout", "value_text"]
 
 NodeKind = Literal["input", "constant", "op"]
 
 # Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
-_FILL = {"input": PALETTE.sky_blue, "constant": "#DDDDDD", "op": PALETTE.orange}
+# Light tints of Okabe-Ito sky blue and orange (and a grey), so the black text on them keeps a
+# contrast above 10:1 while the box kinds stay apart.
+_FILL = {"input": "#C6E4F7", "constant": "#E4E4E4", "op": "#F8DCA0"}
 _EDGE_COLOUR = INK
 
 
@@ -159,13 +161,14 @@ def graph_figure(root: Tensor | GraphLayout, *, title: str | None = None) -> Boo
     layout = root if isinstance(root, GraphLayout) else graph_layout(root)
     positions = node_positions(layout)
     tallest = max(len(layout.layer(k)) for k in range(layout.layer_count))
-    width, height = 1.8 * layout.layer_count + 0.4, 1.15 * tallest + 1.2
+    # 1.26 in per layer keeps a five-layer tape inside the book's 672 px column at full size.
+    width, height = 1.26 * layout.layer_count + 0.1, 1.0 * tallest + 1.0
     fig, ax = new_figure(width, height)
     ax.set_position((0.0, 0.0, 1.0, 1.0))
     ax.set_xlim(-0.6, layout.layer_count - 0.4)
     ax.set_ylim(-tallest / 2.0 - 0.1, tallest / 2.0 + 0.35 + (0.25 if title else 0.0))
     ax.axis("off")
-    box_w, box_h = 0.66, 0.74
+    box_w, box_h = 0.8, 0.8
     for edge in layout.edges:
         (x0, y0), (x1, y1) = positions[edge.source], positions[edge.target]
         span = x1 - x0
@@ -197,16 +200,17 @@ def graph_figure(root: Tensor | GraphLayout, *, title: str | None = None) -> Boo
                 linewidth=2.0 if node.index == layout.root else 0.8,
             )
         )
-        ax.text(x, y + 0.2, node.label, ha="center", va="center", fontsize=9, weight="bold")
+        ax.text(x, y + 0.22, node.label, ha="center", va="center", fontsize=9, weight="bold")
         ax.text(x, y, f"value {node.value_text}", ha="center", va="center", fontsize=8)
         ax.text(
             x,
-            y - 0.2,
+            y - 0.22,
             f"grad {node.grad_text}",
             ha="center",
             va="center",
             fontsize=8,
-            color="#000000" if node.grad is None else "#5A1846",
+            color="#000000",
+            style="normal" if node.grad is not None else "italic",
         )
     if title:
         fig.text(0.5, 0.98, title, ha="center", va="top", fontsize=10)

@@ -179,7 +179,7 @@ def policy_bars(view: LinearTraceView) -> PolicyBars:
 def policy_figure(view: LinearTraceView) -> BookFigure:
     """Grouped bars: each output coordinate with and without the bias."""
     bars = policy_bars(view)
-    fig = BookFigure(figsize=(7.2, 3.2), dpi=FIGURE_DPI)
+    fig = BookFigure(figsize=(6.7, 3.2), dpi=FIGURE_DPI)
     ax = fig.add_subplot()
     at = np.arange(len(bars.labels))
     ax.bar(at - 0.2, bars.affine, 0.4, color=_BLUE, label=bars.affine_label)

@@ -127,10 +127,10 @@ def router_figure(
     )
     if len(labels) != tokens:
         raise ArgumentError(f"token_labels needs {tokens} labels; got {len(labels)}.")
-    columns = min(tokens, 4)
+    columns = min(tokens, 3)  # three panels a row keep the figure inside the 672 px column
     rows = -(-tokens // columns)
     fig, grid = new_figure(
-        width or (2.3 * columns + 0.6),
+        width or (2.05 * columns + 0.3),
         2.2 * rows + 0.5,
         nrows=rows,
         ncols=columns,
@@ -230,7 +230,7 @@ def load_figure(loads: Mapping[str, ExpertLoad]) -> BookFigure:
     if not loads:
         raise ArgumentError("load_figure needs at least one labelled ExpertLoad.")
     fig, grid = new_figure(
-        3.3 * len(loads) + 0.4, 3.2, ncols=len(loads), squeeze=False, sharey=True
+        3.1 * len(loads) + 0.3, 3.2, ncols=len(loads), squeeze=False, sharey=True
     )
     top = max(
         max(int(v.requested.max()), int(v.kept.max()), v.capacity or 0) for v in loads.values()
@@ -341,7 +341,7 @@ def importance_figure(data: Mapping[str, ImportanceVsWork]) -> BookFigure:
     """Per case: importance share beside assignment share for every expert."""
     if not data:
         raise ArgumentError("importance_figure needs at least one labelled case.")
-    fig, grid = new_figure(3.4 * len(data) + 0.4, 3.2, ncols=len(data), squeeze=False, sharey=True)
+    fig, grid = new_figure(3.1 * len(data) + 0.3, 3.2, ncols=len(data), squeeze=False, sharey=True)
     for ax, (label, case) in zip(grid[0], data.items(), strict=True):
         experts = np.arange(len(case.importance))
         ax.bar(

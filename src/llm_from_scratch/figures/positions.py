@@ -182,7 +182,7 @@ def relative_score(
 def relative_score_figure(data: RelativeScore) -> BookFigure:
     """Two panels: q at i and k at j; the same pair shifted together. Same angle, same score."""
     with book_style():
-        fig, axes = new_figure(8.4, 4.3, ncols=2)
+        fig, axes = new_figure(6.6, 3.6, ncols=2)
         _draw_relative(axes, data)
     return fig
 
@@ -264,14 +264,14 @@ def alibi_bias_figure(bias: np.ndarray, slopes: Sequence[float]) -> BookFigure:
     heads = bias.shape[0]
     if heads == 0:
         raise ArgumentError("alibi_bias_figure needs at least one head.")
-    columns = min(heads, 4)
+    columns = min(heads, 3)  # three panels a row keep the figure inside the 672 px column
     rows = math.ceil(heads / columns)
     low = min(float(bias.min()) if bias.size else -1.0, -1e-12)
     future = future_entries(bias.shape[1], bias.shape[2])
     grey = np.ma.masked_where(~future, np.ones(future.shape))
     with book_style():
         fig, grid = new_figure(
-            2.6 * columns + 0.8, 2.6 * rows + 0.4, nrows=rows, ncols=columns, squeeze=False
+            1.95 * columns + 0.7, 2.1 * rows + 0.4, nrows=rows, ncols=columns, squeeze=False
         )
         axes = list(grid.ravel())
         for ax in axes[heads:]:

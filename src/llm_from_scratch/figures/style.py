@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import json
 import numbers
 import struct
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, ParamSpec
@@ -24,24 +26,29 @@ from cycler import cycler
 from IPython.display import display
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from ..errors import ArgumentError
 
 __all__ = [
+    "COLUMN_PX",
     "CYCLE",
     "DISPLAY_SCALE",
     "DIVERGING_CMAP",
     "FIGURE_DPI",
     "INK",
     "LIGHT",
+    "MIN_TEXT_PX",
     "MUTED",
     "PALETTE",
     "RC",
     "SEQUENTIAL_CMAP",
     "BookFigure",
+    "Legibility",
     "OkabeIto",
     "apply",
     "book_style",
+    "legibility_of",
     "new_figure",
     "png_size",
 ]
@@ -89,6 +96,10 @@ DIVERGING_CMAP = "PuOr_r"  # purple-orange diverging, colour-blind safe
 
 FIGURE_DPI = 100  # logical pixels per inch: the size a figure is shown at
 DISPLAY_SCALE = 2  # the PNG holds this many pixels per logical pixel (sharp on 2x screens)
+# Legibility rule: the book's text column is COLUMN_PX CSS pixels wide on a desktop screen, and a
+# wider figure is scaled down to fit it; its smallest text must still be MIN_TEXT_PX tall there.
+COLUMN_PX = 672
+MIN_TEXT_PX = 11.0
 
 RC: dict[str, Any] = {
     "axes.prop_cycle": cycler(color=list(CYCLE)),
@@ -144,15 +155,95 @@ def png_size(png: bytes) -> tuple[int, int]:
     return int(width), int(height)
 
 
+class Legibility(NamedTuple):
+    """How big a drawn figure is and how small its smallest text, in CSS (logical) pixels."""
+
+    width_px: float  # the width the figure is shown at before a narrower column scales it
+    height_px: float
+    dpi: float  # logical pixels per inch
+    smallest_font_pt: float  # the smallest font size of any drawn text, in points
+
+    @property
+    def smallest_text_px(self) -> float:
+        """The smallest font size in CSS pixels at the figure's own size: pt · dpi / 72."""
+        return self.smallest_font_pt * self.dpi / 72.0
+
+    def scale_in(self, column_px: float = COLUMN_PX) -> float:
+        """The factor a column of ``column_px`` shows the figure at: min(1, column / width)."""
+        return min(1.0, column_px / self.width_px)
+
+    def displayed_text_px(self, column_px: float = COLUMN_PX) -> float:
+        """The smallest text's size as a reader sees it in the column."""
+        return self.smallest_text_px * self.scale_in(column_px)
+
+
+LEGIBILITY_KEY = b"llm-from-scratch:legibility"  # a PNG tEXt chunk holding the Legibility
+
+
+def _drawn_font_sizes(fig: Figure) -> list[float]:
+    """Font sizes (pt) of every visible, non-empty text artist (call after drawing)."""
+    return [
+        float(text.get_fontsize())
+        for text in fig.findobj(Text)
+        if text.get_visible() and text.get_text().strip() and text.get_alpha() != 0
+    ]
+
+
+def _with_text_chunk(png: bytes, key: bytes, text: str) -> bytes:
+    """The PNG with a tEXt chunk ``key`` = ``text`` right after its IHDR chunk."""
+    body = key + b"\0" + text.encode("latin-1")
+    chunk = (
+        struct.pack(">I", len(body))
+        + b"tEXt"
+        + body
+        + struct.pack(">I", zlib.crc32(b"tEXt" + body) & 0xFFFFFFFF)
+    )
+    ihdr_end = 8 + 8 + 13 + 4  # signature, IHDR length+type, IHDR data, CRC
+    return png[:ihdr_end] + chunk + png[ihdr_end:]
+
+
+def legibility_of(png: bytes) -> Legibility | None:
+    """The Legibility a BookFigure stored in its PNG, or None for another PNG."""
+    png_size(png)  # checks the signature
+    offset = 8
+    while offset + 8 <= len(png):
+        (length,) = struct.unpack(">I", png[offset : offset + 4])
+        kind = png[offset + 4 : offset + 8]
+        data = png[offset + 8 : offset + 8 + length]
+        if kind == b"tEXt" and data.startswith(LEGIBILITY_KEY + b"\0"):
+            fields = json.loads(data[len(LEGIBILITY_KEY) + 1 :].decode("latin-1"))
+            return Legibility(**fields)
+        if kind == b"IDAT":
+            return None
+        offset += 12 + length
+    return None
+
+
 class BookFigure(Figure):
-    """A Figure that shows itself as a PNG at twice its size, displayed at its logical size."""
+    """A Figure that shows itself as a PNG at twice its size, displayed at its logical size.
+
+    Drawing it records its :class:`Legibility` (``fig.legibility``, and a tEXt chunk in the PNG
+    that :func:`legibility_of` reads back), so tests can check the book's text-size rule.
+    """
+
+    legibility: Legibility | None = None
 
     def render_png(self) -> bytes:
         """The PNG the book shows: DISPLAY_SCALE * dpi pixels per inch, white, tightly cropped."""
         buffer = io.BytesIO()
         with book_style():
             self.savefig(buffer, format="png", dpi=self.dpi * DISPLAY_SCALE)
-        return buffer.getvalue()
+        png = buffer.getvalue()
+        width, height = png_size(png)
+        sizes = _drawn_font_sizes(self)
+        self.legibility = Legibility(
+            width_px=width / DISPLAY_SCALE,
+            height_px=height / DISPLAY_SCALE,
+            dpi=float(self.dpi),
+            smallest_font_pt=min(sizes) if sizes else float("inf"),
+        )
+        record = json.dumps(self.legibility._asdict(), sort_keys=True)
+        return _with_text_chunk(png, LEGIBILITY_KEY, record)
 
     def __repr__(self) -> str:
         """A stable text stand-in (no pixel sizes, which shift with layout details)."""

@@ -216,6 +216,7 @@ def gradient_panels(evidence: GatedEvidence) -> GradientPanels:
 
 
 _CELL_W, _CELL_H = 1.7, 0.6  # data units of one matrix cell
+_INCH_PER_UNIT = 0.55  # sized so two positions (or the shared sums) fit the 672 px column
 
 
 def _draw_matrix(
@@ -252,37 +253,46 @@ def _draw_matrix(
 
 @styled
 def gradient_figure(evidence: GatedEvidence) -> BookFigure:
-    """Left: each position's local reverse gradients. Right: the three shared weight sums."""
+    """Top: each position's local reverse gradients. Below: the three shared weight sums."""
     panels = gradient_panels(evidence)
     colours = [_BLUE, _PINK, _ORANGE, _GREEN, _SKY]
-    widest = max(len(row) for rows in panels.local for row in rows)
-    column = widest * _CELL_W + 1.0
-    step = _CELL_H + 0.75
-    shared_x = len(panels.local) * column + 1.2
-    shared_w = max(g.shape[1] for _, _, g in panels.shared) * _CELL_W
-    height = max(
-        len(panels.local_labels) * step,
-        sum(g.shape[0] * _CELL_H + 1.1 for _, _, g in panels.shared),
+    widest = max(
+        [len(row) for rows in panels.local for row in rows]
+        + [g.shape[1] for _, _, g in panels.shared]
     )
-    width = shared_x + shared_w + 0.3
-    fig = BookFigure(figsize=(0.62 * width + 0.4, 0.62 * (height + 1.0) + 0.4), dpi=FIGURE_DPI)
+    column = widest * _CELL_W + 0.8
+    columns = max(len(panels.local), 1)
+    step = _CELL_H + 0.75
+    local_height = len(panels.local_labels) * step
+    # The shared sums sit below the local gradients, in the same columns, row by row.
+    shared_at, y, row_height = [], local_height + 1.4, 0.0
+    for i, (_, _, grad) in enumerate(panels.shared):
+        if i and i % columns == 0:
+            y, row_height = y + row_height + 1.1, 0.0
+        shared_at.append(((i % columns) * column, y))
+        row_height = max(row_height, grad.shape[0] * _CELL_H)
+    height = y + row_height + 0.3
+    width = columns * column
+    fig = BookFigure(
+        figsize=(_INCH_PER_UNIT * width + 0.3, _INCH_PER_UNIT * (height + 1.0) + 0.5),
+        dpi=FIGURE_DPI,
+    )
     ax = fig.add_subplot()
     for p, rows in enumerate(panels.local):
         for k, (label, row) in enumerate(zip(panels.local_labels, rows, strict=True)):
             _draw_matrix(
                 ax, p * column, 0.5 + k * step, row, f"{label} at position {p}", colours[k]
             )
-    y = 0.5
-    for name, formula, grad in panels.shared:
-        y += _draw_matrix(ax, shared_x, y, grad, f"{name} = {formula}", _GREY) + 1.1
-    ax.axvline(shared_x - 0.6, color=MUTED, lw=0.8, ls="--")
+    for (name, formula, grad), (x, y) in zip(panels.shared, shared_at, strict=True):
+        _draw_matrix(ax, x, y, grad, f"{name} = {formula}", _GREY)
+    ax.axhline(local_height + 0.55, color=MUTED, lw=0.8, ls="--")
     ax.set_xlim(-0.2, width)
     ax.set_ylim(height + 0.3, -0.5)
     ax.set_aspect("equal")
     ax.axis("off")
-    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.9)
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.92)
     fig.suptitle(
-        "Local reverse gradients per position (left); shared weight gradients sum them (right)",
+        "Local reverse gradients per position (top);\nshared weight gradients sum them (below)",
         fontsize=10,
     )
     return fig
