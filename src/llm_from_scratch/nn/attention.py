@@ -576,7 +576,7 @@ class MultiHeadAttention(Module):
         cache: AttentionCache,
     ) -> tuple[Tensor, Tensor]:
         """Attention of new tokens at cache.query_positions over the cached keys and values."""
-        if not isinstance(cache, AttentionCache):
+        if not (hasattr(cache, "query_positions") and callable(getattr(cache, "append", None))):
             raise ArgumentError(
                 "cache must provide query_positions [B, L] and append(k, v) (the "
                 f"AttentionCache protocol); got {type(cache).__name__}."

@@ -237,7 +237,7 @@ class Decoder(Module):
 
     def _cached_hidden_states(self, ids: np.ndarray, lengths: Any, cache: DecoderCache) -> Tensor:
         """x_final [B, L, D] for L new tokens at cache.query_positions, each block reading it."""
-        if not isinstance(cache, DecoderCache):
+        if not (hasattr(cache, "query_positions") and callable(getattr(cache, "layer", None))):
             raise ArgumentError(
                 "cache must provide query_positions [B, L] and layer(i) (the DecoderCache "
                 f"protocol); got {type(cache).__name__}."

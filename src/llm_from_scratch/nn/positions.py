@@ -355,6 +355,13 @@ class RotaryEmbedding(Module):
                 f"RotaryEmbedding needs one position per row: positions must broadcast to "
                 f"{rows} for x of shape {x.shape}; got positions of shape {positions.shape}."
             )
+        whole = (
+            positions.size and positions.min() >= 0 and np.array_equal(positions, positions // 1)
+        )
+        if whole:  # absolute positions (a KV cache): rows of the shared tables, the same values
+            cos_full, sin_signed, swap = self._tables_for(int(positions.max()) + 1)
+            index = positions.astype(np.int64)
+            return ops.pair_rotate(x, cos=cos_full[index], sin=sin_signed[index], partner=swap)
         return rotate_pairs(x, self.angles(positions), self.pairing)
 
 
