@@ -1,9 +1,9 @@
 """Argument checks shared by the engine's public calls: each returns the normalised value or
 raises a typed error that states the rule, the value received and the fix.
 
-Ops run these before their forward (``@op.check``), so the tape records normalised arguments:
-non-negative axes, an index whose negative entries are already resolved, fresh copies of any
-array a VJP will read.
+Ops run these before their forward (``@<op>.checks``), so the tape records normalised
+arguments: non-negative axes, an index whose negative entries are already resolved, fresh copies
+of any array a VJP will read.
 """
 
 from __future__ import annotations
