@@ -135,9 +135,7 @@ def side_by_side_figure(
         loss_ax.plot(steps, moving_average(losses, window), color=colour, ls=style, label=label)
         norm_ax.plot(steps, norms, color=colour, ls=style, lw=1.2, label=label)
     if clip is not None:
-        norm_ax.axhline(
-            clip, color=PALETTE.vermillion, ls="--", lw=1.2, label="clipping threshold"
-        )
+        norm_ax.axhline(clip, color=INK, ls=":", lw=1.4, label="clipping threshold")
     loss_ax.set_ylabel("training loss (nats per token)")
     norm_ax.set_ylabel("gradient norm before clipping")
     norm_ax.set_yscale("log")
