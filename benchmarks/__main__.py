@@ -1,12 +1,15 @@
 """Run every benchmark, print one table, write benchmarks/results/latest.json.
 
 ``python -m benchmarks`` (add ``--quick`` for fewer repeats while developing).
+``python -m benchmarks generation`` runs the generation case instead (KV cache against none,
+``benchmarks/generation.py``), writing ``benchmarks/results/generation.json``.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -112,6 +115,14 @@ def render(report: dict) -> str:
 
 
 def main() -> None:
+    if "generation" in sys.argv[1:]:  # its own process: one BLAS thread, set before numpy loads
+        flags = [a for a in sys.argv[1:] if a != "generation"]
+        subprocess.run([sys.executable, "-m", "benchmarks.generation", *flags], check=True)
+        return
+    if "train-step" in sys.argv[1:]:  # the training step alone (benchmarks/train_step.py)
+        flags = [a for a in sys.argv[1:] if a != "train-step"]
+        subprocess.run([sys.executable, "-m", "benchmarks.train_step", *flags], check=True)
+        return
     repeats = 3 if "--quick" in sys.argv else 7
     report = collect(repeats)
     text = render(report)
@@ -119,6 +130,8 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     report["table"] = text
     (RESULTS / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
+    quick = ["--quick"] if "--quick" in sys.argv else []  # then the training step, on its own
+    subprocess.run([sys.executable, "-m", "benchmarks.train_step", *quick], check=True)
 
 
 if __name__ == "__main__":
