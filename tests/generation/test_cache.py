@@ -63,9 +63,17 @@ def test_cached_logits_equal_the_uncached_decoders_at_every_step(positions):
     assert worst < 1e-12
 
 
-@pytest.mark.parametrize("positions", ["rope", "alibi"])
-def test_generate_with_and_without_cache_agree(positions):
-    m = model(positions, norm="rms", ffn="swiglu")
+@pytest.mark.parametrize(
+    ("positions", "options"),
+    [
+        ("rope", {"norm": "rms", "ffn": "swiglu"}),
+        ("alibi", {"norm": "rms", "ffn": "swiglu"}),
+        ("sinusoidal", {"order": "post"}),
+        ("rope", {"order": "post", "tie_embeddings": False}),
+    ],
+)
+def test_generate_with_and_without_cache_agree(positions, options):
+    m = model(positions, **options)
     prompts = [[3, 1, 4, 1, 5, 9], [2, 6], [5, 3, 5]]
     kwargs = {"max_new_tokens": 25, "temperature": 1.3, "top_k": 9, "keep_logits": True}
     a = generate(m, prompts, rng=SplitMix64(7), **kwargs)
@@ -127,3 +135,10 @@ def test_cached_decoder_refuses_lengths_and_masks():
     attention = m.blocks[0].attention
     with pytest.raises(ArgumentError, match="mask=None"):
         attention(np.zeros((1, 2, 12)), mask=np.zeros((2, 2), bool), cache=cache.layer(0))
+
+
+def test_cache_and_generate_need_a_decoder():
+    with pytest.raises(ArgumentError, match="Decoder"):
+        KVCache(object(), 1, 4)
+    with pytest.raises(ArgumentError, match="Decoder"):
+        generate(object(), [[1]], max_new_tokens=1, do_sample=False)

@@ -30,3 +30,17 @@ def test_alibi_bias_at_hand_computed_rows_at_different_positions():
 def test_alibi_bias_at_needs_integer_positions_b_by_l(positions):
     with pytest.raises(PositionShapeError, match=r"\[B, L\]"):
         alibi_bias_at(np.array([0.5]), positions, 3)
+
+
+def test_rope_at_integer_positions_equals_rotating_by_their_angles_bit_for_bit():
+    from llm_from_scratch.nn import RoPEPositions, rotate_pairs
+    from llm_from_scratch.random import SplitMix64
+
+    rope = RoPEPositions(6)
+    x = SplitMix64(1).normal((2, 3, 1, 6))  # (B, H, L, d_h)
+    positions = np.array([[[7]], [[2]]])  # (B, 1, L): each row its own absolute position
+    fast = rope.rotate(x, positions).value
+    slow = rotate_pairs(x, rope.angles(positions.astype(float)), "interleaved").value
+    assert np.array_equal(fast, slow)
+    half = rope.rotate(x, positions + 0.5).value  # non-integer positions: the general path
+    assert half.shape == x.shape and not np.array_equal(half, fast)
