@@ -1,0 +1,489 @@
+"""One training step of the Chapter 10 model: the engine against PyTorch eager.
+
+A step is what the training command does once per batch (``training.loop.train``): forward,
+cross-entropy, backward, global gradient-norm clipping, AdamW update. The models are the stored
+run configs ``book/runs/book-prose/config.json`` (D = 64, two blocks, the book's characters) and
+``book/runs/induction/config.json`` (D = 48, V = 64, padding targets ignored), built by
+``training.loop.build_model`` / ``build_optimizer`` on one fixed batch that the task draws from
+``SplitMix64(BATCH_SEED)``.
+
+Contenders: (1) the book's engine; (2) PyTorch eager, float64, one thread, re-implementing the
+same decoder with ``torch.nn.functional`` (embedding lookup, pre-norm LayerNorm, causal attention
+with interleaved RoPE, exact-erf GELU, final LayerNorm, logits against the tied embedding table)
+and stepping with ``torch.optim.AdamW`` and ``torch.nn.utils.clip_grad_norm_``, starting from the
+engine model's weights. torch is not a dependency: without it the torch contender is skipped
+with a note.
+
+Before anything is timed the two must agree: the loss and every parameter's gradient, then every
+parameter after one clipped AdamW step. Timing runs each contender in fresh processes (``python
+-m benchmarks.train_step --worker CASE CONTENDER SAMPLES``), both with one BLAS / OpenMP thread
+(set in the child's environment before numpy starts), alternating engine and torch processes
+round by round so drift on a shared machine reaches both; each contender's time is the median of
+all its samples, and the paired per-round ratios are reported as well.
+
+``python -m benchmarks.train_step`` (``--quick`` for fewer rounds, ``--case book-prose`` for one
+case) prints the table and writes ``benchmarks/results/train_step.json``; ``--profile CASE``
+prints a cProfile of engine steps instead.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # one BLAS thread, as the training command uses
+
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from datetime import UTC, datetime  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from llm_from_scratch.autodiff import Tensor  # noqa: E402
+from llm_from_scratch.nn import Decoder  # noqa: E402
+from llm_from_scratch.random import SplitMix64  # noqa: E402
+from llm_from_scratch.training.clip import clip_grad_norm  # noqa: E402
+from llm_from_scratch.training.config import TrainConfig  # noqa: E402
+from llm_from_scratch.training.loop import build_model, build_optimizer  # noqa: E402
+from llm_from_scratch.training.loss import cross_entropy  # noqa: E402
+from llm_from_scratch.training.optim import AdamW  # noqa: E402
+from llm_from_scratch.training.tasks import make_task  # noqa: E402
+
+from .timing import fmt_time  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).parent / "results"
+CASES = {
+    "book-prose": ROOT / "book" / "runs" / "book-prose" / "config.json",
+    "induction": ROOT / "book" / "runs" / "induction" / "config.json",
+}
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+BATCH_SEED = 2026  # the fixed batch: task.train_batch(SplitMix64(BATCH_SEED))
+TARGET = 1.0  # issue 20: the engine's step no slower than PyTorch's
+AGREEMENT = 1e-10  # largest |engine − torch| accepted for the loss, gradients and the step
+SAMPLE_SECONDS = 0.1  # each sample loops enough steps to last about this long
+
+
+@dataclass
+class Problem:
+    """One case: its config, the engine's model and optimizer, and the fixed batch."""
+
+    config: TrainConfig
+    model: Decoder
+    optimizer: AdamW
+    inputs: np.ndarray  # (B, T) token ids
+    targets: np.ndarray  # (B, T) next-token ids (or ignore_index)
+    ignore_index: int | None
+
+    @property
+    def parameters(self) -> list:
+        return self.model.parameters()
+
+
+def load_config(case: str) -> TrainConfig:
+    """The stored run config of ``case``, with its book folder resolved from the repository."""
+    config = TrainConfig.from_json(CASES[case])
+    return config.replace(book_dir=str(ROOT / config.book_dir))
+
+
+def make_problem(config: TrainConfig) -> Problem:
+    """The config's model (seeded as the training command seeds it) and one fixed batch.
+
+    Norm gains become 1 + U(−0.1, 0.1) and biases U(−0.1, 0.1) (from a separate SplitMix64), so
+    that the gradient check sees every parameter in a generic state, not gains of exactly 1 and
+    biases of exactly 0; the work per step is unchanged.
+    """
+    task = make_task(config)
+    model = build_model(config, task.vocab_size, SplitMix64(config.seed))
+    rng = SplitMix64(config.seed + 1)
+    for name, p in model.named_parameters():
+        if p.ndim == 1:
+            centre = 1.0 if name.endswith(".gain") else 0.0
+            p.value = centre + rng.uniform(-0.1, 0.1, p.shape)
+    inputs, targets = task.train_batch(SplitMix64(BATCH_SEED))
+    return Problem(
+        config, model, build_optimizer(config, model), inputs, targets, task.ignore_index
+    )
+
+
+# --- (1) the engine ------------------------------------------------------------------------------
+
+
+def engine_loss(problem: Problem) -> Tensor:
+    """Forward and cross-entropy, gradients cleared first."""
+    problem.optimizer.zero_grad()
+    logits = problem.model(problem.inputs)  # (B, T, V)
+    return cross_entropy(logits, problem.targets, ignore_index=problem.ignore_index)
+
+
+def engine_gradients(problem: Problem) -> tuple[float, dict[str, np.ndarray]]:
+    """(loss, {name: gradient}) after forward and backward, no update."""
+    loss = engine_loss(problem)
+    loss.backward()
+    return loss.item(), {n: p.grad.copy() for n, p in problem.model.named_parameters()}
+
+
+def engine_step(problem: Problem) -> float:
+    """One training step: forward, loss, backward, clip, AdamW (as training.loop.train)."""
+    loss = engine_loss(problem)
+    loss.backward()
+    clip_grad_norm(problem.parameters, problem.config.grad_clip)
+    problem.optimizer.step()
+    return loss.item()
+
+
+# --- (2) PyTorch eager, float64, one thread ------------------------------------------------------
+
+
+class TorchStep:
+    """The same decoder, loss, clipping and AdamW in PyTorch, from the engine model's weights."""
+
+    def __init__(self, problem: Problem) -> None:
+        import torch
+        import torch.nn.functional as F  # noqa: N812
+
+        torch.set_num_threads(1)
+        self.torch, self.F = torch, F
+        config, model = problem.config, problem.model
+        self.config = config
+        self.width, self.heads = config.model_width, config.num_heads
+        self.head_width = self.width // self.heads
+        self.prefix = model.name
+        self.names = [n for n, _ in model.named_parameters()]
+        self.params = {
+            n: torch.tensor(p.value, dtype=torch.float64, requires_grad=True)
+            for n, p in model.named_parameters()
+        }
+        self.inputs = torch.from_numpy(problem.inputs.astype(np.int64))
+        self.targets = torch.from_numpy(problem.targets.astype(np.int64)).reshape(-1)
+        self.ignore_index = -100 if problem.ignore_index is None else problem.ignore_index
+        tokens = problem.inputs.shape[1]
+        # RoPE, interleaved pairs (2j, 2j + 1) rotated by t·ω_j, ω_j = 10000^(−2j/d_h)
+        frequencies = 10000.0 ** (-np.arange(0, self.head_width, 2) / self.head_width)
+        angles = torch.from_numpy(np.arange(tokens)[:, None] * frequencies)  # (T, d_h/2)
+        self.cos, self.sin = torch.cos(angles), torch.sin(angles)
+        matrices = [self.params[n] for n in self.names if self.params[n].ndim >= 2]
+        vectors = [self.params[n] for n in self.names if self.params[n].ndim < 2]
+        self.optimizer = torch.optim.AdamW(
+            [
+                {"params": matrices, "weight_decay": config.weight_decay},
+                {"params": vectors, "weight_decay": 0.0},
+            ],
+            lr=config.lr,
+            betas=(config.beta1, config.beta2),
+            eps=1e-8,
+        )
+
+    def _rope(self, z: Any) -> Any:
+        """z [B, H, T, d_h] with each pair (2j, 2j + 1) of row t rotated by t·ω_j."""
+        a, b = z[..., 0::2], z[..., 1::2]
+        rotated = self.torch.stack([a * self.cos - b * self.sin, a * self.sin + b * self.cos], -1)
+        return rotated.flatten(-2)
+
+    def _norm(self, x: Any, name: str) -> Any:
+        p = self.params
+        return self.F.layer_norm(x, (self.width,), p[f"{name}.gain"], p[f"{name}.bias"], 1e-5)
+
+    def loss(self) -> Any:
+        """Cross-entropy of the decoder's next-token logits on the fixed batch."""
+        F, p = self.F, self.params
+        batch, tokens = self.inputs.shape
+        table = p[f"{self.prefix}.embedding.weight"]  # (V, D), tied with the head
+        x = F.embedding(self.inputs, table)  # (B, T, D)
+        for i in range(self.config.num_layers):
+            name = f"{self.prefix}.blocks.{i}"
+            n = self._norm(x, f"{name}.attention_norm")
+
+            def heads(role: str, n: Any = n, name: str = name) -> Any:
+                z = n @ p[f"{name}.attention.{role}.weight"]  # (B, T, D), Y = X W
+                return z.view(batch, tokens, self.heads, self.head_width).transpose(1, 2)
+
+            q, k, v = self._rope(heads("query")), self._rope(heads("key")), heads("value")
+            merged = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, d_h)
+            merged = merged.transpose(1, 2).reshape(batch, tokens, self.width)
+            x = x + merged @ p[f"{name}.attention.output.weight"]
+            n = self._norm(x, f"{name}.ffn_norm")
+            hidden = F.gelu(n @ p[f"{name}.ffn.up.weight"] + p[f"{name}.ffn.up.bias"])
+            x = x + hidden @ p[f"{name}.ffn.down.weight"] + p[f"{name}.ffn.down.bias"]
+        x = self._norm(x, f"{self.prefix}.final_norm")
+        logits = x @ table.T  # (B, T, V)
+        return F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), self.targets, ignore_index=self.ignore_index
+        )
+
+    def gradients(self) -> tuple[float, dict[str, np.ndarray]]:
+        """(loss, {name: gradient}) after forward and backward, no update."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.loss()
+        loss.backward()
+        return loss.item(), {n: self.params[n].grad.numpy().copy() for n in self.names}
+
+    def step(self) -> float:
+        """One training step: forward, loss, backward, clip, AdamW."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.loss()
+        loss.backward()
+        self.torch.nn.utils.clip_grad_norm_(self.params.values(), self.config.grad_clip)
+        self.optimizer.step()
+        return loss.item()
+
+    def values(self) -> dict[str, np.ndarray]:
+        return {n: t.detach().numpy().copy() for n, t in self.params.items()}
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def agreement(config: TrainConfig) -> dict[str, float]:
+    """Largest |engine − torch| differences: loss, gradients, parameters after one step."""
+    problem = make_problem(config)
+    reference = TorchStep(problem)
+    loss, grads = engine_gradients(problem)
+    torch_loss, torch_grads = reference.gradients()
+    gradient_gap = {n: float(np.max(np.abs(grads[n] - torch_grads[n]))) for n in grads}
+    worst = max(gradient_gap, key=gradient_gap.get)
+    engine_step(problem)
+    reference.step()
+    after = reference.values()
+    parameter_gap = max(
+        float(np.max(np.abs(p.value - after[n]))) for n, p in problem.model.named_parameters()
+    )
+    return {
+        "loss": loss,
+        "loss_difference": abs(loss - torch_loss),
+        "max_gradient_difference": gradient_gap[worst],
+        "worst_gradient": worst,
+        "max_gradient": max(float(np.max(np.abs(g))) for g in grads.values()),
+        "max_parameter_difference_after_step": parameter_gap,
+    }
+
+
+# --- timing in fresh processes -----------------------------------------------------------------
+
+
+def contender(case: str, name: str) -> Callable[[], float]:
+    """The zero-argument function that runs one training step of ``name`` on ``case``."""
+    problem = make_problem(load_config(case))
+    if name == "engine":
+        return lambda: engine_step(problem)
+    return TorchStep(problem).step
+
+
+def samples(fn: Callable[[], object], count: int) -> dict[str, list[float]]:
+    """Per-step wall-clock and CPU seconds of ``count`` samples, after two warm-up steps.
+
+    The process's CPU time counts only the time it ran: on a machine that other work keeps busy
+    it drifts far less than the wall clock (with one thread the two agree on an idle machine).
+    """
+    fn()
+    start = time.perf_counter()
+    fn()
+    loops = max(1, math.ceil(SAMPLE_SECONDS / (time.perf_counter() - start)))
+    wall, cpu = [], []
+    for _ in range(count):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for _ in range(loops):
+            fn()
+        wall.append((time.perf_counter() - start) / loops)
+        cpu.append((time.process_time() - start_cpu) / loops)
+    return {"wall": wall, "cpu": cpu}
+
+
+def worker_environment() -> dict[str, str]:
+    return {**os.environ, **dict.fromkeys(BLAS_VARIABLES, "1")}
+
+
+def fresh_samples(case: str, name: str, count: int) -> dict[str, Any]:
+    """Run ``--worker case name count`` in a new Python process with one BLAS thread."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks.train_step", "--worker", case, name, str(count)],
+        cwd=ROOT,
+        env=worker_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def measure(case: str, rounds: int, count: int) -> dict[str, Any]:
+    """The agreement check, then ``rounds`` of fresh engine and torch processes, alternating."""
+    config = load_config(case)
+    problem = make_problem(config)
+    row: dict[str, Any] = {
+        "case": case,
+        "shape": (
+            f"B={config.batch_size} T={config.context} D={config.model_width} "
+            f"L={config.num_layers} H={config.num_heads} D_ff={config.hidden_width} "
+            f"V={problem.model.vocab_size}"
+        ),
+        "parameters": problem.model.parameter_count,
+        "counted_targets": int(
+            problem.targets.size
+            if problem.ignore_index is None
+            else np.sum(problem.targets != problem.ignore_index)
+        ),
+    }
+    names = ["engine"]
+    if torch_available():
+        row["agreement"] = agreement(config)
+        worst = max(
+            row["agreement"][k]
+            for k in (
+                "loss_difference",
+                "max_gradient_difference",
+                "max_parameter_difference_after_step",
+            )
+        )
+        if worst > AGREEMENT:
+            raise AssertionError(
+                f"{case}: engine and torch disagree by {worst:.1e} (> {AGREEMENT:g}): "
+                f"{row['agreement']}; a timing of different computations means nothing."
+            )
+        names.append("torch")
+    pooled = {(n, clock): [] for n in names for clock in ("wall", "cpu")}
+    per_round: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else names[::-1]:
+            result = fresh_samples(case, name, count)
+            if any(result["blas"].get(v) != "1" for v in BLAS_VARIABLES):
+                raise AssertionError(f"worker ran with BLAS settings {result['blas']}")
+            for clock in ("wall", "cpu"):
+                pooled[name, clock].extend(result[clock])
+            per_round[name].append(statistics.median(result["wall"]))
+    for name in names:
+        row[f"{name}_s"] = statistics.median(pooled[name, "wall"])
+        row[f"{name}_cpu_s"] = statistics.median(pooled[name, "cpu"])
+        row[f"{name}_round_medians_s"] = per_round[name]
+    if "torch" in names:
+        row["ratio"] = row["engine_s"] / row["torch_s"]
+        row["cpu_ratio"] = row["engine_cpu_s"] / row["torch_cpu_s"]
+        paired = [e / t for e, t in zip(per_round["engine"], per_round["torch"], strict=True)]
+        row["paired_ratio_median"] = statistics.median(paired)
+        row["paired_ratio_range"] = [min(paired), max(paired)]
+    return row
+
+
+def run(cases: list[str], rounds: int, count: int) -> dict[str, Any]:
+    load_before = os.getloadavg()
+    rows = [measure(case, rounds, count) for case in cases]
+    report: dict[str, Any] = {
+        "benchmark": "train_step",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "torch": None,
+        "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
+        "threads": "1 BLAS/OpenMP thread (environment), torch.set_num_threads(1)",
+        "rounds": rounds,
+        "samples_per_process": count,
+        "target_ratio": TARGET,
+        "load_average_before": [round(v, 2) for v in load_before],
+        "load_average_after": [round(v, 2) for v in os.getloadavg()],
+        "rows": rows,
+    }
+    if torch_available():
+        import torch
+
+        report["torch"] = torch.__version__
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        f"Training step, engine vs PyTorch eager ({report['date']}, numpy {report['numpy']}, "
+        f"torch {report['torch'] or 'not installed'}; {report['rounds']} rounds × "
+        f"{report['samples_per_process']} samples per fresh process, medians)",
+        f"{'case':12} {'clock':5} {'engine':>11} {'torch':>11} {'ratio':>7} {'paired':>7} "
+        f"{'target':>7}",
+    ]
+    for r in report["rows"]:
+        if "torch_s" not in r:
+            lines.append(f"{r['case']:12} {'wall':5} {fmt_time(r['engine_s']):>11} {'—':>11}")
+            continue
+        verdict = "ok" if r["ratio"] <= report["target_ratio"] else "missed"
+        lines.append(
+            f"{r['case']:12} {'wall':5} {fmt_time(r['engine_s']):>11} "
+            f"{fmt_time(r['torch_s']):>11} {r['ratio']:>6.2f}× {r['paired_ratio_median']:>6.2f}× "
+            f"{report['target_ratio']:>6.2f}× {verdict}"
+        )
+        lines.append(
+            f"{'':12} {'cpu':5} {fmt_time(r['engine_cpu_s']):>11} "
+            f"{fmt_time(r['torch_cpu_s']):>11} {r['cpu_ratio']:>6.2f}×"
+        )
+    lines.append(
+        "step = forward, cross-entropy, backward, clip_grad_norm, AdamW; ratio = engine / "
+        "torch; paired = median of per-round wall ratios; cpu = the process's CPU time"
+    )
+    for r in report["rows"]:
+        lines.append(f"{r['case']}: {r['shape']}, {r['parameters']:,} parameters")
+        a = r.get("agreement")
+        if a is None:
+            lines.append("  torch not installed: the torch contender was skipped")
+            continue
+        lines.append(
+            f"  |engine − torch|: loss {a['loss_difference']:.1e}, gradients "
+            f"{a['max_gradient_difference']:.1e} (largest gradient {a['max_gradient']:.2f}), "
+            f"parameters after one step {a['max_parameter_difference_after_step']:.1e}"
+        )
+    before, after = report["load_average_before"], report["load_average_after"]
+    lines.append(f"load average (1, 5, 15 min): before {before}, after {after}")
+    return "\n".join(lines)
+
+
+def profile(case: str, steps: int = 20) -> None:
+    """cProfile of ``steps`` engine steps (after a warm-up), sorted by own time."""
+    import cProfile
+    import pstats
+
+    step = contender(case, "engine")
+    step()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        step()
+    profiler.disable()
+    stats = pstats.Stats(profiler).strip_dirs()
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(30)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.train_step [--quick] [--case CASE] [--profile CASE]``."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--worker"]:
+        case, name, count = args[1], args[2], int(args[3])
+        blas = {v: os.environ.get(v, "unset") for v in BLAS_VARIABLES}
+        print(json.dumps({**samples(contender(case, name), count), "blas": blas}))
+        return
+    if "--profile" in args:
+        profile(args[args.index("--profile") + 1])
+        return
+    cases = [args[args.index("--case") + 1]] if "--case" in args else list(CASES)
+    quick = "--quick" in args
+    if not torch_available():
+        print("torch is not installed: timing the engine alone (pip install torch to compare).")
+    report = run(cases, rounds=3 if quick else 7, count=5)
+    text = render(report)
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    report["table"] = text
+    (RESULTS / "train_step.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
