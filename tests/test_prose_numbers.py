@@ -19,9 +19,9 @@ place where a typed number is legitimately part of a name, not a value the fixtu
 Numbers spelled out in words ("eight questions") are beyond a digit scan; a reader's review
 still has to catch those.
 
-A chapter that still has typed numbers is listed in ``NOT_YET_CLEAN`` with the reason; its test
-is an expected failure, reported as XPASS once the chapter is clean, when the entry should go
-(not strict, because chapters are edited concurrently and a fix should not fail the suite).
+A chapter that still has typed numbers may be listed in ``NOT_YET_CLEAN`` with the reason; its
+test is then a strict expected failure, so the entry must go as soon as the chapter is clean.
+Every chapter is clean today.
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ CONTEXTS = [
 NOT_YET_CLEAN: dict[str, str] = {
     # file name: why it is not clean yet; remove the entry once the chapter passes (it then
     # shows as XPASS in the summary)
-    "11-generation.md": "values typed in prose (τ = 1, τ = 0, the interval (0, 1], position 0)",
 }
 
 FENCE = re.compile(r"^(`{3,}|~{3,})")
@@ -162,7 +161,7 @@ def test_the_scanner_sees_prose_and_skips_the_rest(tmp_path: Path) -> None:
     [
         pytest.param(
             p,
-            marks=pytest.mark.xfail(reason=NOT_YET_CLEAN[p.name], strict=False),
+            marks=pytest.mark.xfail(reason=NOT_YET_CLEAN[p.name], strict=True),
             id=p.name,
         )
         if p.name in NOT_YET_CLEAN
