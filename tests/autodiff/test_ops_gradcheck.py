@@ -177,7 +177,8 @@ def attention_inputs(draw):
     if draw(st.booleans()):
         arrays.append(values((2, queries, keys), seed + 2))  # a bias with its own gradient
     added = values((queries, keys), seed + 3) if draw(st.booleans()) else None
-    return arrays, {"scale": 0.7, "blocked": blocked, "added": added}
+    scale = draw(st.sampled_from([0.7, 0.5]))  # 0.5, exact: scales the keys when fewer
+    return arrays, {"scale": scale, "blocked": blocked, "added": added}
 
 
 def with_param(strategy, call):

@@ -1,8 +1,10 @@
 """Composite ops: one recorded op where a layer would otherwise record a chain of primitives.
 
-Each forward computes exactly what the chain of primitive ops computes, in the same order, so
-the values are bit-for-bit the same (``tests/autodiff/test_composite_ops.py`` checks this and
-checks the gradients against the chain's and against central differences). What they save is
+Each forward computes what the chain of primitive ops computes, in the same order, so the values
+are bit-for-bit the same, except where a cheaper but equally exact formula is used and the
+values then agree to rounding (attention's softmax multiplies by one reciprocal per row instead
+of dividing every weight; ``tests/autodiff/test_composite_ops.py`` checks the values and checks
+the gradients against the chain's and against central differences). What they save is
 bookkeeping: one tape entry instead of four to seven, and no intermediate array kept alive for a
 backward pass that does not need it (the scores before the softmax, the un-normalised token, the
 partner coordinates of a rotation).
@@ -16,7 +18,6 @@ from ...errors import ArgumentError, ShapeError
 from ..checks import as_float_array, as_real, broadcasts_to, received
 from ..registry import op
 from .linalg import _bmm
-from .reductions import softmax_array, softmax_vjp_array
 
 
 @op(saves=True)
@@ -94,7 +95,10 @@ def attention_weights(q, k, *bias, scale, blocked, added):
     A row with no open key (every key blocked, or every score −∞, as when two finite masks of
     −1e308 add up past the float64 range) gets all-zero weights: it reads nothing.
     """
-    scores = _bmm(q * scale, np.swapaxes(k, -1, -2))  # (B, H, L, S)
+    if _exact_scale(scale) and k.size < q.size:  # a power of two scales either side exactly
+        scores = _bmm(q, np.swapaxes(k * scale, -1, -2))  # (B, H, L, S)
+    else:
+        scores = _bmm(q * scale, np.swapaxes(k, -1, -2))  # (B, H, L, S)
     with np.errstate(over="ignore"):  # sums below −1.8e308 are −∞: those keys are blocked
         if added is not None:
             scores += added
@@ -104,13 +108,25 @@ def attention_weights(q, k, *bias, scale, blocked, added):
         np.copyto(scores, -np.inf, where=blocked)  # exp(−∞) = 0 exactly
     row_max = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)  # (B, H, L, 1)
     empty = np.isneginf(row_max)  # rows with no open key
-    if empty.any():
+    any_empty = bool(empty.any())
+    if any_empty:
         np.copyto(scores, 0.0, where=empty)  # finite stand-ins, so no 0/0 below
         np.copyto(row_max, 0.0, where=empty)
-    weights = softmax_array(scores, -1, row_max)
-    if empty.any():
-        np.copyto(weights, 0.0, where=empty)  # a row with nothing to read reads nothing
-    return weights
+    # The softmax in place on the fresh scores: exp(s − max) / Σ exp(s − max), no new arrays.
+    # s − max below −1.8e308 is −∞, whose exp is 0 exactly; a row's sum is at least 1 (its
+    # largest key gives e⁰), so 1 / 0 happens only on an empty key axis, where nothing is scaled.
+    with np.errstate(over="ignore", divide="ignore"):
+        scores -= row_max
+        np.exp(scores, out=scores)
+        scores *= 1.0 / scores.sum(axis=-1, keepdims=True)  # a division per row, not per weight
+    if any_empty:
+        np.copyto(scores, 0.0, where=empty)  # a row with nothing to read reads nothing
+    return scores  # the weights
+
+
+def _exact_scale(scale: float) -> bool:
+    """Whether multiplying by ``scale`` is exact: a power of two (bar under- and overflow)."""
+    return scale != 0.0 and np.frexp(scale)[0] == 0.5
 
 
 @attention_weights.checks
@@ -157,7 +173,16 @@ def _(q, k, *bias, scale, blocked, added):
 
 @attention_weights.vjp
 def _(grad, out, q, k, *bias, scale, blocked, added, needs):
-    grad_scores = softmax_vjp_array(grad, out, -1)  # zero wherever the weight is zero
-    grad_q = _bmm(grad_scores, k) * scale if needs[0] else None
-    grad_k = _bmm(np.swapaxes(grad_scores, -1, -2), q) * scale if needs[1] else None
+    # p ⊙ (g − ⟨g, p⟩) over keys, in one fresh array: zero wherever the weight is zero
+    grad_scores = grad * out  # (B, H, L, S)
+    inner = np.sum(grad_scores, axis=-1, keepdims=True)  # (B, H, L, 1)
+    np.subtract(grad, inner, out=grad_scores)
+    grad_scores *= out
+    grad_q = grad_k = None
+    if needs[0]:
+        grad_q = _bmm(grad_scores, k)  # (B, H, L, d)
+        grad_q *= scale
+    if needs[1]:
+        grad_k = _bmm(np.swapaxes(grad_scores, -1, -2), q)  # (B, H, S, d)
+        grad_k *= scale
     return (grad_q, grad_k, grad_scores) if bias else (grad_q, grad_k)
