@@ -31,6 +31,7 @@ from llm_from_scratch.nn import (
     rotate_pairs,
     sinusoidal_encoding,
 )
+from llm_from_scratch.nn.positions import rotation_tables
 from llm_from_scratch.random import SplitMix64
 
 # --- T12: the sinusoidal table ---------------------------------------------------------------
@@ -549,3 +550,27 @@ def test_rope_sliced_tables_equal_explicit_positions() -> None:
         sliced = rope(Tensor(x[:, :length])).value
         explicit = rope(Tensor(x[:, :length]), positions=np.arange(length)).value
         np.testing.assert_array_equal(sliced, explicit)
+
+
+@pytest.mark.parametrize("pairing", ["interleaved", "half"])
+@pytest.mark.parametrize("width", [2, 4, 16])
+def test_rotation_partner_is_its_own_inverse_and_the_gradient_is_the_rotation_back(pairing, width):
+    """pair_rotate's VJP gathers through the partner's inverse: for RoPE that is the partner.
+
+    The gradient of a rotation by θ is the rotation by −θ of the upstream gradient; it must equal
+    the scattered-add form g ⊙ cos, plus g ⊙ sin added at each coordinate's partner.
+    """
+    angles = SplitMix64(11).uniform(-3.0, 3.0, (3, width // 2))
+    cos, sin, partner = rotation_tables(angles, pairing)
+    np.testing.assert_array_equal(partner[partner], np.arange(width))
+    x = Tensor(
+        SplitMix64(12).uniform(-1.0, 1.0, (2, 3, width)).transpose(1, 0, 2), requires_grad=True
+    )
+    upstream = SplitMix64(13).uniform(-1.0, 1.0, (3, 2, width))
+    y = rotate_pairs(x, angles[:, None, :], pairing)
+    y.backward(upstream)
+    scattered = upstream * cos[:, None, :]
+    scattered[..., partner] += upstream * sin[:, None, :]
+    np.testing.assert_array_equal(x.grad, scattered)
+    expected = x.value * cos[:, None] + x.value[..., partner] * sin[:, None]
+    np.testing.assert_array_equal(y.value, expected)

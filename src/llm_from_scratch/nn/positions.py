@@ -259,6 +259,9 @@ def rotation_tables(
         cos_full = np.concatenate([cos, cos], axis=-1)
         sin_signed = np.concatenate([-sin, sin], axis=-1)
         swap = np.concatenate([np.arange(half, width), np.arange(half)])  # d/2, …, 0, …
+    # Swapping the members of each pair twice restores them: the partner is its own inverse,
+    # which pair_rotate's gradient reads it as (a gather through p⁻¹ = p).
+    assert np.array_equal(swap[swap], np.arange(width)), "a pairing that is not an involution"
     return cos_full, sin_signed, swap
 
 

@@ -54,7 +54,13 @@ def _(grad, _out, x, gain, eps, saved, needs):
 @op
 def pair_rotate(x, cos, sin, partner):
     """x ⊙ cos + x[..., partner] ⊙ sin: RoPE's rotation, partner a permutation of the last axis"""
-    return x * cos + x[..., partner] * sin
+    # Heads split from tokens arrive as a permuted view: one copy into row order first makes the
+    # gather and the products below contiguous, and the result row-ordered for the score matmul.
+    x = np.ascontiguousarray(x)
+    out = x.take(partner, axis=-1)  # x[..., partner], row-ordered (indexing would not be)
+    out *= sin
+    out += x * cos  # the same sum as x ⊙ cos + x[..., partner] ⊙ sin, bit for bit
+    return out
 
 
 @pair_rotate.checks
@@ -83,8 +89,14 @@ def _(x, cos, sin, partner):
 
 @pair_rotate.vjp
 def _(grad, _out, x, cos, sin, partner):
-    back = grad * cos
-    back[..., partner] += grad * sin  # a permutation: each coordinate receives one share
+    # y_c = x_c cos_c + x_p(c) sin_c, so ∂/∂x_j = g_j cos_j + (g ⊙ sin)_c at the c with p(c) = j:
+    # a gather through the inverse permutation, each coordinate receiving its one share exactly
+    # as a scattered add would give it (RoPE's partners are their own inverse: p⁻¹ = p).
+    inverse = np.empty_like(partner)
+    inverse[partner] = np.arange(partner.size)
+    shares = grad * sin  # (..., d)
+    back = shares.take(inverse, axis=-1)
+    back += np.multiply(grad, cos, out=shares)  # g ⊙ cos + (g ⊙ sin)[..., p⁻¹]
     return back
 
 
