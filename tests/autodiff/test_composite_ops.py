@@ -74,6 +74,55 @@ def test_rms_norm_equals_its_chain(leading, width, eps, seed):
     )
 
 
+# --- layer_norm ------------------------------------------------------------------------------
+
+
+def layer_chain(x, gain, bias, eps):
+    per_feature = 1.0 / x.shape[-1]
+    centred = x - x.sum(axis=-1, keepdims=True) * per_feature
+    variance = (centred * centred).sum(axis=-1, keepdims=True) * per_feature
+    return centred / (variance + eps).sqrt() * gain + bias
+
+
+@given(
+    st.lists(st.integers(0, 3), max_size=2).map(tuple),
+    st.integers(1, 6),
+    st.sampled_from([1e-5, 0.5]),
+    st.sampled_from([1.0, 1e-3, 1e3]),
+    seeds,
+)
+def test_layer_norm_equals_its_chain(leading, width, eps, magnitude, seed):
+    x = draw(seed, (*leading, width)) * magnitude + 0.25 * magnitude  # off-centre tokens
+    gain = draw(seed + 1, (width,))
+    bias = draw(seed + 2, (width,))
+    out_seed = draw(seed + 3, x.shape)
+    assert_same(
+        lambda a, g, b: ops.layer_norm(a, g, b, eps=eps),
+        lambda a, g, b: layer_chain(a, g, b, eps),
+        [x, gain, bias],
+        out_seed,
+    )
+
+
+def test_layer_norm_is_the_layers_chain_and_central_differences_agree():
+    """The op against the LayerNorm layer's own chain (standardize ⊙ γ + β) and gradcheck."""
+    from llm_from_scratch.autodiff import gradcheck
+    from llm_from_scratch.nn.norms import standardize
+
+    x = draw(7, (2, 3, 5)) * 3.0 - 1.0
+    gain, bias = draw(8, (5,)), draw(9, (5,))
+    assert_same(
+        lambda a, g, b: ops.layer_norm(a, g, b, eps=1e-5),
+        lambda a, g, b: standardize(a, axis=-1, eps=1e-5) * g + b,
+        [x, gain, bias],
+        draw(10, x.shape),
+    )
+    result = gradcheck(
+        lambda a, g, b: ops.layer_norm(a, g, b, eps=1e-5), [x, gain, bias], name="layer_norm"
+    )
+    assert result.passed, result
+
+
 # --- pair_rotate -----------------------------------------------------------------------------
 
 
@@ -161,14 +210,16 @@ def test_attention_weights_of_a_row_with_no_open_key_are_zero_with_zero_gradient
     assert np.isfinite(k.grad).all()
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "pair_rotate", "attention_weights"])
+@pytest.mark.parametrize("name", ["rms_norm", "layer_norm", "pair_rotate", "attention_weights"])
 def test_composite_ops_keep_only_their_output_on_the_tape(name):
     """The chain's intermediates are not recorded: one tape entry whose inputs are the leaves."""
     x = Tensor(draw(3, (1, 1, 2, 4)), requires_grad=True)
     k = Tensor(draw(4, (1, 1, 2, 4)), requires_grad=True)
     gain = Tensor(draw(5, (4,)), requires_grad=True)
+    bias = Tensor(draw(6, (4,)), requires_grad=True)
     out = {
         "rms_norm": lambda: ops.rms_norm(x, gain, eps=1e-6),
+        "layer_norm": lambda: ops.layer_norm(x, gain, bias, eps=1e-5),
         "pair_rotate": lambda: ops.pair_rotate(
             x, cos=np.ones(4), sin=np.ones(4), partner=np.array([1, 0, 3, 2])
         ),

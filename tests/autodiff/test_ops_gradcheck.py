@@ -156,6 +156,14 @@ def rms_inputs(draw):
 
 
 @st.composite
+def layer_norm_inputs(draw):
+    leading = draw(st.lists(st.integers(0, 2), max_size=2))
+    width, seed = draw(st.integers(1, 4)), draw(seeds)
+    shapes = ((*leading, width), (width,), (width,))
+    return [values(shape, seed + i) for i, shape in enumerate(shapes)]
+
+
+@st.composite
 def rotation_inputs(draw):
     width = 2 * draw(st.integers(1, 3))
     rows, seed = draw(st.integers(0, 3)), draw(seeds)
@@ -202,6 +210,7 @@ CASES: dict[str, Case] = {
     "gelu": unary(lambda x: x.gelu()),
     "matmul": Case(matmul_inputs(), lambda x, y: x @ y),
     "rms_norm": Case(rms_inputs(), lambda x, g: ops.rms_norm(x, g, eps=1e-3)),
+    "layer_norm": Case(layer_norm_inputs(), lambda x, g, b: ops.layer_norm(x, g, b, eps=1e-3)),
 }
 
 # Ops with a non-tensor parameter: the strategy draws (arrays, parameter).

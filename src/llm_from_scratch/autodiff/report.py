@@ -85,6 +85,7 @@ def gradcheck_cases(seed: int = 0) -> dict[str, GradcheckCase]:
     cos = np.repeat(np.cos(angles), 2)
     sin = np.stack([-np.sin(angles), np.sin(angles)], axis=-1).ravel()
     causal = np.triu(np.ones((3, 3), dtype=bool), 1)
+    norm_rng = SplitMix64(seed + 2)  # its own stream too: the cases after it keep their inputs
     cases = [
         GradcheckCase("add", lambda a, b: a + b, (u(2, 3), u(3)), "[3] broadcast over rows"),
         GradcheckCase("sub", lambda a, b: a - b, (u(2, 1), u(1, 3)), "both sides broadcast"),
@@ -133,6 +134,12 @@ def gradcheck_cases(seed: int = 0) -> dict[str, GradcheckCase]:
             lambda a, g: ops.rms_norm(a, g, eps=1e-6),
             (u(2, 3), u(3)),
             "input and gain",
+        ),
+        GradcheckCase(
+            "layer_norm",
+            lambda a, g, b: ops.layer_norm(a, g, b, eps=1e-5),
+            tuple(norm_rng.uniform(-1.0, 1.0, shape) for shape in ((2, 3), (3,), (3,))),
+            "input, gain and bias",
         ),
         GradcheckCase(
             "pair_rotate",

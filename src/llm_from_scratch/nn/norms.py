@@ -1,4 +1,4 @@
-"""Normalization within each token: LayerNorm (composed from autodiff ops) and RMSNorm (one op).
+"""Normalization within each token: LayerNorm and RMSNorm, each one fused op on ordinary tokens.
 
 Both read the last axis (the features of one token) and compute their statistics there, so no
 token, position or batch example ever influences another. LayerNorm centres and divides by the
@@ -226,6 +226,12 @@ class LayerNorm(_TokenNorm):
         """Standardize each token's features, then scale by γ and shift by β."""
         x = as_tensor(x, "LayerNorm input")
         self.check_input(x)  # (..., D)
+        _refuse_undefined(x.value, -1, self.eps, "LayerNorm", centre=True)
+        if _stable_plan(x.value, -1, self.eps, centre=True) is None:
+            # One recorded op: the chain (x − μ) / √(σ² + ε) ⊙ γ + β, value for value, whose
+            # gradient is derived in closed form (tests/autodiff/test_composite_ops.py).
+            return ops.layer_norm(x, self.gain, self.bias, eps=self.eps)  # (..., D)
+        # Tokens outside [2⁻²⁵⁶, 2²⁵⁶]: the rescaled chain, LN_ε(x) = LN_{ε/s²}((x − a) / s).
         return _standardized(x, -1, self.eps, "LayerNorm") * self.gain + self.bias  # (..., D)
 
 

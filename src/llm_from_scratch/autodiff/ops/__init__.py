@@ -23,7 +23,7 @@ from .shape import concat, getitem, permute, reshape, stack
 
 # isort: split
 # Registered after the primitives they are built from, so listings show the primitives first.
-from .composite import attention_weights, pair_rotate, rms_norm
+from .composite import attention_weights, layer_norm, pair_rotate, rms_norm
 
 __all__ = [
     "add",
@@ -33,6 +33,7 @@ __all__ = [
     "exp",
     "gelu",
     "getitem",
+    "layer_norm",
     "log",
     "log_softmax",
     "masked_fill",

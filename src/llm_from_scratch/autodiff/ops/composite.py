@@ -51,6 +51,50 @@ def _(grad, _out, x, gain, eps, saved, needs):
     return grad_hat, grad_gain
 
 
+@op(saves=True)
+def layer_norm(x, gain, bias, eps):
+    """γ ⊙ (x − μ) / √(σ² + ε) + β, μ and σ² = Σ_j (x_j − μ)² / D over the last axis
+
+    LayerNorm's chain of ten ops (mean, subtract, square, mean, add, sqrt, divide, scale, shift),
+    in the same order, so the values are the chain's bit for bit.
+    """
+    width = x.shape[-1]
+    per_feature = 1.0 / width if width else np.nan
+    centred = x - np.sum(x, axis=-1, keepdims=True) * per_feature  # (..., D)
+    variance = np.sum(centred * centred, axis=-1, keepdims=True) * per_feature  # (..., 1)
+    root = np.sqrt(variance + eps)  # (..., 1)
+    centred /= root  # x̂, kept for the VJP
+    out = centred * gain
+    out += bias
+    return out, (centred, root)
+
+
+@layer_norm.checks
+def _(x, gain, bias, eps):
+    eps = as_real(eps, "layer_norm's eps")
+    if eps < 0:
+        raise ArgumentError(f"layer_norm's eps must be at least 0; got {eps}.")
+    return {"eps": eps}
+
+
+@layer_norm.vjp
+def _(grad, _out, x, gain, bias, eps, saved, needs):
+    normalized, root = saved  # x̂ (..., D), r (..., 1)
+    grad_gain = grad * normalized if needs[1] else None  # summed over tokens by the engine
+    grad_bias = grad if needs[2] else None
+    if not needs[0]:
+        return None, grad_gain, grad_bias
+    # ∂x̂_i/∂x_j = (δ_ij − 1/D − x̂_i x̂_j / D) / r, applied to ĝ = g ⊙ γ:
+    # ∂/∂x = (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)) / r
+    grad_hat = grad * gain  # (..., D)
+    per_feature = 1.0 / x.shape[-1]
+    inner = np.sum(grad_hat * normalized, axis=-1, keepdims=True) * per_feature  # (..., 1)
+    grad_hat -= np.sum(grad_hat, axis=-1, keepdims=True) * per_feature
+    grad_hat -= normalized * inner
+    grad_hat /= root
+    return grad_hat, grad_gain, grad_bias
+
+
 @op
 def pair_rotate(x, cos, sin, partner):
     """x ⊙ cos + x[..., partner] ⊙ sin: RoPE's rotation, partner a permutation of the last axis"""
