@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import erf
 
 from llm_from_scratch.autodiff import Tensor, ops
 from llm_from_scratch.errors import ArgumentError
@@ -51,6 +52,28 @@ def test_gelu_slope_unchanged_inside_the_range():
     """Φ(x) + x φ(x) by hand at x = 1: 0.8413447460685429 + 0.24197072451914337."""
     _, slope = forward_and_slope("gelu", [1.0])
     assert slope[0] == pytest.approx(0.8413447460685429 + 0.24197072451914337, rel=1e-15)
+
+
+def test_gelu_equals_the_erf_form_and_is_accurate_in_the_left_tail():
+    """Φ by scipy's ndtr: the erf form ½ (1 + erf(x/√2)) to rounding where it is accurate.
+
+    For x < −2 the erf form loses digits to the cancellation in 1 + erf (at x = −5 it is off
+    by 9e-11 relative, and it is 0 from x ≈ −8.3); there GELU is checked against x · ½ erfc(−x/√2),
+    which has no cancellation, to its conditioning. Everywhere the forms differ by a few ulps of
+    |x|.
+    """
+    x = np.linspace(-30.0, 30.0, 60001)
+    with np.errstate(**RAISE):
+        value = Tensor(x).gelu().value
+    erf_form = x * (0.5 * (1.0 + erf(x / math.sqrt(2.0))))
+    inside = x >= -2.0
+    np.testing.assert_allclose(value[inside], erf_form[inside], rtol=2.5e-15, atol=0)
+    assert np.all(np.abs(value - erf_form) <= 4.5e-16 * np.abs(x))
+    tail = x[~inside]
+    reference = np.array([v * 0.5 * math.erfc(-v / math.sqrt(2.0)) for v in tail])
+    # Φ's relative condition number there is about x² (rounding x/√2 moves erfc by x² ulps)
+    error = np.abs(value[~inside] - reference) / np.abs(reference)
+    assert np.all(error <= 5e-16 * (1.0 + tail * tail)), float(np.max(error))
 
 
 def test_power_zero_has_gradient_zero_at_zero():

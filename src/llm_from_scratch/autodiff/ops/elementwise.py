@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import erf, expit
+from scipy.special import expit, ndtr
 
 from ...errors import ArgumentError, ShapeError
 from ..checks import as_real, broadcasts_to, received
 from ..registry import op
 from ..tensor import Tensor
 
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LARGEST = np.finfo(np.float64).max  # ±∞ clipped to this keeps 0·∞ out of the formulas
 _DENSITY_EDGE = 40.0  # φ(40) = e⁻⁸⁰⁰ / √2π is 0 in float64, and so is x φ(x) for |x| ≥ 40
@@ -181,16 +180,24 @@ def _(grad, _out, x):
 
 @op(saves=True)
 def gelu(x):
-    """GELU(x) = x Φ(x), Φ the standard normal CDF (exact erf form); GELU(−∞) = 0, its limit"""
-    cdf = 0.5 * (1.0 + erf(x * _INV_SQRT2))
-    return np.maximum(x, -_LARGEST) * cdf, cdf  # −∞ · 0 would be NaN; −max · 0 is −0
+    """GELU(x) = x Φ(x), Φ the standard normal CDF (exact, not tanh); GELU(−∞) = 0, its limit"""
+    cdf = ndtr(x)  # Φ(x) = ½ (1 + erf(x / √2)), without the cancellation in 1 + erf for x < 0
+    out = np.maximum(x, -_LARGEST)  # −∞ · 0 would be NaN; −max · 0 is −0
+    out *= cdf
+    return out, cdf
 
 
 @gelu.vjp
 def _(grad, _out, x, saved):
     edge = np.clip(x, -_DENSITY_EDGE, _DENSITY_EDGE)  # x² would overflow from |x| ≈ 1.3e154
-    density = _INV_SQRT_2PI * np.exp(-0.5 * edge * edge)  # 0 beyond the edge, as φ is there
-    return grad * (saved + edge * density)  # GELU′ = Φ(x) + x φ(x)
+    slope = edge * edge
+    slope *= -0.5
+    np.exp(slope, out=slope)
+    slope *= _INV_SQRT_2PI  # φ(x): 0 beyond the edge, as φ is there
+    slope *= edge
+    slope += saved  # GELU′ = Φ(x) + x φ(x)
+    slope *= grad
+    return slope
 
 
 @op
