@@ -191,7 +191,7 @@ def test_command_ctrl_c_saves_and_exits_with_130(tmp_path, monkeypatch, capsys) 
 
 
 def test_command_ctrl_c_before_the_loop_exits_cleanly(tmp_path, monkeypatch, capsys) -> None:
-    def interrupted(config):
+    def interrupted(config, split=None):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("llm_from_scratch.training.loop.make_task", interrupted)

@@ -7,7 +7,14 @@ command is ``python -m llm_from_scratch.train`` (see :mod:`llm_from_scratch.trai
 from .checkpoint import CheckpointInfo, load_checkpoint, save_checkpoint
 from .clip import clip_grad_norm
 from .config import TrainConfig
-from .corpus import TextSplit, bigram_bits_per_char, book_prose_split, markdown_prose
+from .corpus import (
+    TextSplit,
+    bigram_bits_per_char,
+    book_prose_split,
+    load_corpus,
+    markdown_prose,
+    save_corpus,
+)
 from .data import IGNORE_INDEX, induction_batch, random_windows, uniform_integers
 from .loop import RunResult, build_model, build_optimizer, learning_rate, train
 from .loss import cross_entropy
@@ -42,11 +49,13 @@ __all__ = [
     "induction_scores",
     "learning_rate",
     "load_checkpoint",
+    "load_corpus",
     "load_run",
     "markdown_prose",
     "random_windows",
     "sample_next",
     "save_checkpoint",
+    "save_corpus",
     "train",
     "uniform_integers",
     "warmup_cosine_lr",

@@ -6,12 +6,21 @@ comments, tables and MyST role markup (``{cite:t}`…```, ``{glue:text}`…```) 
 code keeps its text without backticks, inline math ``$…$`` is dropped, a link keeps its text, a
 heading loses its ``#`` marks. Each chapter is split into a training head and a validation tail
 (the last ``validation_fraction`` of its characters), so both splits sample every chapter.
+
+A run stores the split it trained on as ``corpus.json`` (:func:`save_corpus`): the training and
+validation text, the chapter names and the SHA-256 of train + validation, plain JSON, so the run
+can be re-measured after the chapters have changed; :func:`load_corpus` reads it back and refuses
+a file whose text does not match its fingerprint.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +91,65 @@ class TextSplit:
     train: str
     validation: str
     sources: tuple[str, ...]
+
+    @property
+    def sha256(self) -> str:
+        """The corpus fingerprint: SHA-256 of the UTF-8 bytes of train + validation."""
+        return hashlib.sha256((self.train + self.validation).encode("utf-8")).hexdigest()
+
+
+CORPUS_FORMAT = "llm_from_scratch.corpus/1"
+
+
+def save_corpus(path: str | os.PathLike[str], split: TextSplit) -> Path:
+    """Write the split as JSON {format, sources, sha256, train, validation}, atomically."""
+    if not isinstance(split, TextSplit):
+        raise ArgumentError(f"save_corpus stores a TextSplit; got {type(split).__name__}.")
+    target = Path(path)
+    data = {
+        "format": CORPUS_FORMAT,
+        "sources": list(split.sources),
+        "sha256": split.sha256,
+        "train": split.train,
+        "validation": split.validation,
+    }
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def load_corpus(path: str | os.PathLike[str]) -> TextSplit:
+    """The split a ``corpus.json`` holds, after checking its text against its SHA-256."""
+    source = Path(path)
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ArgumentError(f"cannot read corpus {str(source)!r}: {error}") from error
+    if not isinstance(data, dict) or data.get("format") != CORPUS_FORMAT:
+        raise ArgumentError(
+            f"{str(source)!r} is not a {CORPUS_FORMAT} file (JSON with train, validation, "
+            "sources and sha256)."
+        )
+    fields = {"train": str, "validation": str, "sources": list, "sha256": str}
+    for name, kind in fields.items():
+        if not isinstance(data.get(name), kind):
+            raise ArgumentError(f"corpus {str(source)!r}: {name!r} must be a {kind.__name__}.")
+    split = TextSplit(data["train"], data["validation"], tuple(map(str, data["sources"])))
+    if split.sha256 != data["sha256"]:
+        raise ArgumentError(
+            f"corpus {str(source)!r}: its text hashes to {split.sha256[:12]}…, not the "
+            f"{data['sha256'][:12]}… it records; the file was edited or cut short."
+        )
+    return split
 
 
 def book_prose_split(paths: Sequence[str | Path], validation_fraction: float = 0.1) -> TextSplit:

@@ -4,7 +4,9 @@ Each step s: η ← warmup_cosine_lr(s); draw a batch; logits = model(inputs); l
 cross_entropy; backward; clip the global gradient norm; AdamW step. The output folder holds
 ``config.json``, ``log.json`` (the loss of every step, evaluations, dated timing segments) and
 ``checkpoint.npz`` (written every ``checkpoint_every`` steps, at the end, and on Ctrl-C), plus
-``model.npz`` at the end: the same without the optimizer state, a third of the size.
+``model.npz`` at the end: the same without the optimizer state, a third of the size. A book run
+also writes ``corpus.json``, the exact training and validation text, at the start; resuming reads
+it instead of the chapters and refuses a corpus whose fingerprint differs from the log's.
 
 Ctrl-C: a KeyboardInterrupt that arrives while the optimizer is updating the parameters is held
 until the update is complete; one that arrives anywhere else abandons the step in progress. Either
@@ -34,10 +36,11 @@ from ..random import SplitMix64
 from .checkpoint import load_checkpoint, save_checkpoint
 from .clip import clip_grad_norm
 from .config import TrainConfig
+from .corpus import load_corpus
 from .loss import cross_entropy
 from .optim import AdamW
 from .schedule import warmup_cosine_lr
-from .tasks import make_task
+from .tasks import CORPUS_FILE, make_task
 
 LOG_FORMAT = "llm_from_scratch.train-log/1"
 
@@ -170,7 +173,9 @@ def train(
         raise ArgumentError(f"stop_at must be an integer in [0, {config.steps}]; got {stop_at!r}.")
     output = Path(config.output)
     checkpoint_path, log_path = output / "checkpoint.npz", output / "log.json"
-    task = make_task(config)
+    stored_corpus = output / CORPUS_FILE
+    split = load_corpus(stored_corpus) if resume and stored_corpus.is_file() else None
+    task = make_task(config, split)
     rng = SplitMix64(config.seed)
     model = build_model(config, task.vocab_size, rng)
     optimizer = build_optimizer(config, model)
@@ -192,6 +197,14 @@ def train(
             raise ArgumentError(
                 f"resume: {log_path} was written by another config; resume with the same one."
             )
+        now, then = task.describe(), stored.get("task", {})
+        if now.get("corpus_sha256") != then.get("corpus_sha256"):  # None = None for induction
+            ours, theirs = str(now.get("corpus_sha256"))[:12], str(then.get("corpus_sha256"))[:12]
+            raise ArgumentError(
+                f"resume: the corpus differs from the one {log_path} records (SHA-256 {ours}…, "
+                f"log {theirs}…); without {CORPUS_FILE} in the folder the chapters are read as "
+                "they are now. Start a fresh run."
+            )
         start = load_checkpoint(checkpoint_path, model, optimizer, rng=rng).step
         log = stored
         log["steps"] = [r for r in log["steps"] if r["step"] < start]
@@ -199,6 +212,7 @@ def train(
     else:
         output.mkdir(parents=True, exist_ok=True)
         _write_json(output / "config.json", config.to_dict())
+        task.store(output)
     params = model.parameters()
     tokens_per_step = config.batch_size * task.tokens_per_row
     segment = {

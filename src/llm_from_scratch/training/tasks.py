@@ -4,12 +4,13 @@
 fixed held-out batches (their own generator, so evaluating never moves the training stream),
 against the baseline ln V. ``book``: random windows of the training prose; judged by validation
 bits per character over every adjacent pair of the validation text, against the smoothed bigram
-baseline on the same split and the same pairs.
+baseline on the same split and the same pairs. A book run stores the split it read as
+``corpus.json`` in its folder (:meth:`BookTask.store`), and a resumed run reads that file instead
+of the chapters, which may have changed since.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,13 @@ from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
 from .config import TrainConfig
-from .corpus import bigram_bits_per_char, book_prose_split
+from .corpus import TextSplit, bigram_bits_per_char, book_prose_split, save_corpus
 from .data import IGNORE_INDEX, induction_batch, random_windows
 from .loss import cross_entropy
 from .tokenizers import CharTokenizer
 
 EVAL_SEED_OFFSET = 0x5EED  # held-out induction batches come from SplitMix64(seed + this)
+CORPUS_FILE = "corpus.json"  # in a book run's folder: the exact train and validation text
 
 
 class InductionTask:
@@ -69,6 +71,10 @@ class InductionTask:
         counts = [int(np.sum(y != IGNORE_INDEX)) for _, y in self.eval_set]
         return {"repeated_half_loss": float(np.dot(losses, counts) / np.sum(counts))}
 
+    def store(self, folder: Path) -> None:
+        """Nothing to store (the batches follow from the seed); drop an earlier run's corpus."""
+        (Path(folder) / CORPUS_FILE).unlink(missing_ok=True)
+
 
 class BookTask:
     """Character-level prose of the book's chapters, with a held-out tail of each chapter."""
@@ -76,12 +82,15 @@ class BookTask:
     name = "book"
     ignore_index: int | None = None
 
-    def __init__(self, config: TrainConfig) -> None:
+    def __init__(self, config: TrainConfig, split: TextSplit | None = None) -> None:
+        """The chapters in ``config.book_dir`` as they are now, or a stored ``split``."""
         self.config = config
-        paths = sorted(Path(config.book_dir).glob("*.md"))
-        if not paths:
-            raise ArgumentError(f"task 'book' found no *.md files in {config.book_dir!r}.")
-        self.split = book_prose_split(paths, config.validation_fraction)
+        if split is None:
+            paths = sorted(Path(config.book_dir).glob("*.md"))
+            if not paths:
+                raise ArgumentError(f"task 'book' found no *.md files in {config.book_dir!r}.")
+            split = book_prose_split(paths, config.validation_fraction)
+        self.split = split
         text = self.split.train + self.split.validation
         self.tokenizer = CharTokenizer.from_text(text)  # vocabulary: every character of the prose
         self.vocab_size = self.tokenizer.vocab_size
@@ -91,7 +100,7 @@ class BookTask:
         self.bigram_bits = bigram_bits_per_char(
             self.train_ids, self.validation_ids, self.vocab_size
         )
-        self.corpus_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.corpus_sha256 = self.split.sha256
 
     def describe(self) -> dict[str, Any]:
         """What the log records: corpus size and hash, vocabulary, the bigram baseline."""
@@ -128,7 +137,15 @@ class BookTask:
                 count += n
         return {"validation_bits_per_char": total / count / math.log(2.0)}
 
+    def store(self, folder: Path) -> None:
+        """Write the split to ``folder/corpus.json``, so the run can be measured again later."""
+        save_corpus(Path(folder) / CORPUS_FILE, self.split)
 
-def make_task(config: TrainConfig) -> InductionTask | BookTask:
-    """The task object ``config.task`` names."""
-    return InductionTask(config) if config.task == "induction" else BookTask(config)
+
+def make_task(config: TrainConfig, split: TextSplit | None = None) -> InductionTask | BookTask:
+    """The task object ``config.task`` names (the book task on ``split`` if given)."""
+    if config.task == "induction":
+        if split is not None:
+            raise ArgumentError("the induction task reads no corpus; got a stored split.")
+        return InductionTask(config)
+    return BookTask(config, split)
