@@ -58,6 +58,7 @@ NAMES = {
     "0/1",  # "a 0/1 matrix": a matrix of indicators
     "L1",  # norms and penalties: "L2 regularisation"
     "L2",
+    "SHA-256",  # the hash function that fingerprints a stored corpus
 }
 
 # Contexts in which a typed number is a reference, not a value.
