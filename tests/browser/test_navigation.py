@@ -105,3 +105,21 @@ def test_one_search_control(reader: Page) -> None:
     search = reader.locator(".search-button__button, input[type='search']")
     shown = [search.nth(i) for i in range(search.count()) if seen(search.nth(i))]
     assert len(shown) == 1, f"{len(shown)} visible search controls"
+
+
+def test_download_menu_offers_the_executed_notebook(reader: Page) -> None:
+    page = reader
+    if page.viewport_size["width"] != DESKTOP:
+        pytest.skip("the download menu is the same at every width")
+    page.locator(".dropdown-download-buttons button.dropdown-toggle").click()
+    items = page.locator(".dropdown-download-buttons .dropdown-item")
+    labels = [items.nth(i).inner_text().strip() for i in range(items.count())]
+    assert ".md" in labels and ".ipynb" in labels, labels
+    link = items.nth(labels.index(".ipynb"))
+    assert link.is_visible()
+    response = page.request.get(link.evaluate("(a) => a.href"))
+    assert response.ok, response.status
+    notebook = response.json()
+    assert notebook["nbformat"] == 4 and notebook["cells"], "not a notebook"
+    outputs = [cell.get("outputs") for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    assert any(outputs), "the notebook carries no outputs"
