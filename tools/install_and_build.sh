@@ -10,8 +10,8 @@ python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 # in the first figure cell's stderr, which the build treats as an error.
 python -c "import matplotlib.font_manager"
 
-# Browser libraries the HTML book serves itself (MathJax, require.js, widget manager,
-# anywidget): exact versions from package-lock.json, copied into web/static/vendor/.
+# Browser libraries the HTML book serves itself (MathJax) and the browser tests inject
+# (axe-core): exact versions from package-lock.json, copied into web/static/vendor/.
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 python tools/vendor_web_assets.py
 

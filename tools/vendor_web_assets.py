@@ -1,8 +1,8 @@
 """Copy pinned browser libraries from node_modules/ into web/static/vendor/ (served by the book).
 
-Run after `npm ci`: `python tools/vendor_web_assets.py`. The HTML book then loads MathJax,
-require.js, the widget manager and anywidget from its own `_static/vendor/`, never from a CDN
-(and the browser tests inject axe-core from there).
+Run after `npm ci`: `python tools/vendor_web_assets.py`. The HTML book then loads MathJax from
+its own `_static/vendor/`, never from a CDN (the book's widgets need no library: they render
+through web/static/anywidget-lite.js), and the browser tests inject axe-core from there.
 Fails with a plain message when node_modules/ is missing or holds another version than
 package.json pins.
 """
@@ -19,15 +19,11 @@ VENDOR = ROOT / "web" / "static" / "vendor"
 # package -> [(path inside the package, destination under web/static/vendor/)]
 COPIES = {
     "mathjax": [("es5", "mathjax"), ("LICENSE", "mathjax/LICENSE")],
-    "requirejs": [("require.js", "requirejs/require.js")],
-    # embed-amd.js defines every widget module; the hashed files beside it are its fonts.
-    "@jupyter-widgets/html-manager": [("dist", "html-manager")],
-    "anywidget": [("dist/index.js", "anywidget/index.js"), ("LICENSE", "anywidget/LICENSE")],
     # Not loaded by any page: the browser tests inject it to audit each page's accessibility.
     "axe-core": [("axe.min.js", "axe-core/axe.min.js"), ("LICENSE", "axe-core/LICENSE")],
 }
-# Not served: source maps, READMEs, and html-manager's non-AMD bundles.
-SKIP = shutil.ignore_patterns("*.map", "*.md", "embed.js*", "libembed-amd.js", "types.*")
+# Not served: source maps and READMEs.
+SKIP = shutil.ignore_patterns("*.map", "*.md")
 
 
 def check_versions() -> None:

@@ -149,7 +149,7 @@ def settle(visit: Visit, path: str) -> None:
         )
     views = page.locator(WIDGET_VIEW).count()
     if views:
-        # html-manager renders each view into a .widget-subarea placed before its script tag.
+        # anywidget-lite.js renders each view into a .widget-subarea placed before its script.
         page.wait_for_function(
             "(views) => document.querySelectorAll('.widget-subarea > *').length >= views",
             arg=views,
