@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from myst_nb.core.utils import coalesce_streams
 
 from tools.notebook_outputs import comparable, differing_cells, noisy_floats
 from tools.sync_notebooks import ROOT, chapter_sources, paired_path
@@ -43,16 +44,23 @@ def glue_records(notebook: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
-def without_glue(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy with the hidden glue outputs removed, as the book build stores notebooks."""
+def as_built(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy as the book build stores it: hidden glue outputs removed, streams coalesced.
+
+    myst-nb (``nb_merge_streams: true``) merges each cell's streams with its own
+    ``coalesce_streams``, which also strips trailing blank lines, and writes the result to
+    ``_build/jupyter_execute``; the stored notebook goes through the same function here.
+    """
     copy = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in copy.cells:
         if cell.cell_type == "code":
-            cell.outputs = [
-                output
-                for output in cell.outputs
-                if not output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix")
-            ]
+            cell.outputs = coalesce_streams(
+                [
+                    output
+                    for output in cell.outputs
+                    if not output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix")
+                ]
+            )
     return copy
 
 
@@ -108,14 +116,36 @@ def _build_outputs(md: Path) -> tuple[nbformat.NotebookNode, dict[str, str]]:
     glue_file = executed.with_suffix(".glue.json")
     glued = json.loads(glue_file.read_text(encoding="utf-8")) if glue_file.is_file() else {}
     values = {key: output["data"]["text/plain"] for key, output in glued.items()}
-    return nbformat.read(executed, as_version=4), values
+    built = nbformat.read(executed, as_version=4)
+    for cell in built.cells:
+        if cell.cell_type == "code":
+            cell.outputs = first_stream_per_name(cell.outputs)
+    return built, values
+
+
+def first_stream_per_name(outputs: list) -> list:
+    """The build's outputs without the stale stream copies myst-nb leaves behind.
+
+    myst-nb's ``coalesce_streams`` appends every later stream's text to the first stream of that
+    name *in place* and returns a new list, but the notebook it writes keeps the old list: the
+    first stream holds the merged text and the later ones are leftovers already contained in it.
+    """
+    seen: set[str] = set()
+    kept = []
+    for output in outputs:
+        if output.get("output_type") == "stream":
+            if output["name"] in seen:
+                continue
+            seen.add(output["name"])
+        kept.append(output)
+    return kept
 
 
 @pytest.mark.parametrize("md", SOURCES, ids=IDS)
 def test_book_build_reproduced_the_stored_outputs(md: Path) -> None:
     stored = nbformat.read(paired_path(md), as_version=4)
     built, built_glue = _build_outputs(md)
-    differences = differing_cells(without_glue(stored), built)
+    differences = differing_cells(as_built(stored), built)
     stored_glue = glue_records(stored)
     differences += [
         f"glue {key}: stored {stored_glue.get(key)!r} != build {built_glue.get(key)!r}"
@@ -142,3 +172,12 @@ def test_comparison_ignores_what_nbval_ignores() -> None:
     assert comparable(cell) == comparable(other)
     other.outputs[1]["data"]["text/plain"] = "figure"
     assert comparable(cell) != comparable(other)
+
+
+def test_build_reader_drops_the_stale_stream_copies_myst_nb_leaves() -> None:
+    merged = nbformat.v4.new_output("stream", name="stdout", text="a\nb\n")
+    stale = nbformat.v4.new_output("stream", name="stdout", text="b\n")
+    error = nbformat.v4.new_output("stream", name="stderr", text="w\n")
+    figure = nbformat.v4.new_output("display_data", data={"text/plain": "fig"})
+    kept = first_stream_per_name([merged, figure, stale, error])
+    assert kept == [merged, figure, error]

@@ -1,11 +1,12 @@
 """Re-execute every chapter and write its paired notebook: `python tools/sync_notebooks.py`.
 
 Each MyST Markdown notebook `book/*.md` (a file with a jupytext header) is the source of truth.
-This command converts it with jupytext, runs it top to bottom in a fresh `python3` kernel
-(working directory `book/`, as in the book build and in nbval) and writes `book/<same name>.ipynb`
-with its outputs. The result is deterministic: cell ids come from cell positions, no execution
-timestamps are kept, and widget model ids are renumbered, so an unchanged chapter re-syncs to a
-byte-identical file. Pass file names to sync only some chapters:
+This command first rewrites it in jupytext's canonical form (the form JupyterLab saves, so
+opening and saving a chapter changes nothing), converts it with jupytext, runs it top to bottom
+in a fresh `python3` kernel (working directory `book/`, as in the book build and in nbval) and
+writes `book/<same name>.ipynb` with its outputs. The result is deterministic: cell ids come
+from cell positions, no execution timestamps are kept, and widget model ids are renumbered, so an
+unchanged chapter re-syncs to a byte-identical file. Pass file names to sync only some chapters:
 `python tools/sync_notebooks.py book/02-linear-layers.md`.
 """
 
@@ -23,7 +24,7 @@ BOOK = ROOT / "book"
 SYNC_COMMAND = "python tools/sync_notebooks.py"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")
-KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
+KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
 def chapter_sources(book: Path = BOOK) -> list[Path]:
@@ -102,7 +103,23 @@ def serialise(notebook: nbformat.NotebookNode, name: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def canonicalise(md: Path) -> bool:
+    """Rewrite ``md`` in jupytext's canonical MyST form (what JupyterLab saves); True if changed.
+
+    Opening a chapter as a notebook in JupyterLab and saving it without edits then leaves the
+    file byte-identical (tests/test_jupyterlab_forms.py).
+    """
+    text = md.read_text(encoding="utf-8")
+    canonical = jupytext.writes(jupytext.read(md), fmt="md:myst")
+    if canonical == text:
+        return False
+    md.write_text(canonical, encoding="utf-8")
+    return True
+
+
 def sync(md: Path) -> Path:
+    if canonicalise(md):
+        print(f"  rewrote {md.name} in jupytext's canonical form (as JupyterLab saves it)")
     notebook = execute(read_source(md), md.parent)
     target = paired_path(md)
     target.write_text(serialise(notebook, md.stem), encoding="utf-8")

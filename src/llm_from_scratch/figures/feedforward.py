@@ -62,7 +62,7 @@ def activation_figure(
     curves: ActivationCurves, *, marks: Mapping[str, tuple[float, float]] | None = None
 ) -> BookFigure:
     """Left: GELU, ReLU, SiLU. Right: the gate factors σ(b) and SiLU(b). ``marks`` label points."""
-    fig, (left, right) = new_figure(8.4, 3.4, ncols=2)
+    fig, (left, right) = new_figure(6.7, 3.4, ncols=2)  # at most the 672 px column
     left.plot(curves.z, curves.gelu, color=PALETTE.blue, label="GELU(z) = z Φ(z)")
     left.plot(curves.z, curves.relu, color=PALETTE.vermillion, ls="--", label="ReLU(z)")
     left.plot(curves.z, curves.silu, color=PALETTE.bluish_green, ls=":", label="SiLU(z) = z σ(z)")

@@ -78,7 +78,7 @@ def temperature_figure(
     sweep: TemperatureSweep, bars: TemperatureSweep, labels: Sequence[str] | None = None
 ) -> BookFigure:
     """Left: softmax(z / τ) at each of bars' τ; right: sweep's H(τ), bars' τ as dots, ln V."""
-    fig, (left, right) = new_figure(9.0, 3.6, ncols=2)
+    fig, (left, right) = new_figure(6.7, 3.6, ncols=2)
     vocab = bars.probabilities.shape[1]
     names = list(labels) if labels is not None else [str(i) for i in range(vocab)]
     positions = np.arange(vocab)
@@ -139,7 +139,7 @@ def truncation_sets(logits: object, k: int, p: float) -> TruncationSets:
 
 def truncation_figure(sets: TruncationSets, labels: Sequence[str] | None = None) -> BookFigure:
     """Two panels of the sorted probabilities: kept tokens coloured, removed ones grey."""
-    fig, axes = new_figure(9.0, 3.2, ncols=2, sharey=True)
+    fig, axes = new_figure(6.7, 3.2, ncols=2, sharey=True)
     names = [labels[i] if labels is not None else str(i) for i in sets.order]
     x = np.arange(sets.order.size)
     titles = (f"top-k, k = {sets.k}", f"top-p, p = {sets.p:g}")
@@ -183,7 +183,7 @@ def work_figure(
 ) -> BookFigure:
     """Counted multiply-adds per token against position; optionally the stored timings beside."""
     ncols = 1 if measured is None else 2
-    fig, axes = new_figure(4.6 * ncols, 3.4, ncols=ncols, squeeze=False)
+    fig, axes = new_figure(6.7, 3.4 * ncols, nrows=ncols, squeeze=False)  # stacked panels
     ax = axes[0, 0]
     ax.plot(curves.positions, curves.uncached, color=PALETTE.vermillion, label="no cache")
     ax.plot(curves.positions, curves.cached, color=PALETTE.blue, label="KV cache")
@@ -193,7 +193,7 @@ def work_figure(
     ax.legend(fontsize=8)
     if measured is not None:
         centres, cached_s, uncached_s = measured
-        right = axes[0, 1]
+        right = axes[1, 0]
         right.plot(
             centres, np.asarray(uncached_s) * 1e3, "o-", color=PALETTE.vermillion, label="no cache"
         )

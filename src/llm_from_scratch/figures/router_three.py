@@ -103,7 +103,7 @@ def _arrow(ax, start, end, *, colour=INK, style="solid", width=1.2):
 def router_three_figure(view: RouterThree, *, digits: int = 2) -> BookFigure:
     """Token → router → experts (chosen solid blue, others dotted grey) → Σ, plus a loss box."""
     experts = view.probabilities.size
-    fig, ax = new_figure(7.2, 3.5)
+    fig, ax = new_figure(6.7, 3.5)
     ax.set_xlim(0.0, 10.0)
     ax.set_ylim(0.4, 5.6)
     ax.set_axis_off()
@@ -140,7 +140,7 @@ def router_three_figure(view: RouterThree, *, digits: int = 2) -> BookFigure:
             4.75,
             y + 0.12,
             label,
-            fontsize=7.5,
+            fontsize=8,
             color=INK if chosen else MUTED,
             ha="center",
             va="bottom",
@@ -161,7 +161,7 @@ def router_three_figure(view: RouterThree, *, digits: int = 2) -> BookFigure:
         size=8,
     )
     _arrow(ax, (2.8, middle - 0.4), (2.8, loss_y), colour=LOSS, style=(0, (4, 2)))
-    ax.text(2.95, (middle - 0.4 + loss_y) / 2, "gates", fontsize=7.5, color=LOSS, va="center")
+    ax.text(2.95, (middle - 0.4 + loss_y) / 2, "gates", fontsize=8, color=LOSS, va="center")
     ax.set_title(
         f"top-{view.selected.size} routing over {experts} experts, and its balancing loss",
         fontsize=10,

@@ -86,8 +86,8 @@ _STYLE = {
 
 
 def score_scale_figure(study: ScaleStudy) -> BookFigure:
-    """Three panels against d_k (log axis): score variance (log), largest weight, gradient norm."""
-    fig, axes = new_figure(10.0, 3.6, ncols=3)
+    """Three stacked panels against d_k (log axis): score variance, largest weight, gradient."""
+    fig, axes = new_figure(6.7, 7.8, nrows=3, sharex=True)  # stacked: legible in the column
     panels = (
         (study.variance, "variance of the scores", True),
         (study.max_weight, "mean largest weight in a row", False),
@@ -99,9 +99,9 @@ def score_scale_figure(study: ScaleStudy) -> BookFigure:
         ax.set_xscale("log", base=2)
         if log_y:
             ax.set_yscale("log")
-        ax.set_xlabel("head width d_k")
         ax.set_ylabel(ylabel)
         ax.grid(True, which="major")
+    axes[-1].set_xlabel("head width d_k")
     axes[1].set_ylim(0.0, 1.05)
     axes[2].set_ylim(bottom=0.0)
     axes[0].legend(loc="upper left")

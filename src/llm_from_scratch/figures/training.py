@@ -123,7 +123,7 @@ def side_by_side_figure(
     before clipping, with the clipping threshold as a dashed line."""
     if not runs:
         raise ArgumentError("side_by_side_figure needs at least one run.")
-    fig, (loss_ax, norm_ax) = new_figure(10.0, 3.6, ncols=2)
+    fig, (loss_ax, norm_ax) = new_figure(6.7, 6.4, nrows=2)  # stacked: legible in the column
     styles = ("-", "--", "-.", ":")
     for i, (label, (losses, norms)) in enumerate(runs.items()):
         colour, style = CYCLE[i % len(CYCLE)], styles[i % len(styles)]
