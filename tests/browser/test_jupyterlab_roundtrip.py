@@ -89,8 +89,9 @@ def test_open_and_save_leaves_the_file_byte_identical(
     page.locator(".jp-Notebook .jp-Cell").first.click(force=True)
     page.keyboard.press("Escape")
     page.keyboard.press("Control+s")
-    page.wait_for_function(
-        "() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')"
+    page.wait_for_function(  # a save takes well under a second; still dirty after 15 s = failed
+        "() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')",
+        timeout=15_000,
     )
     page.close()
     after = (folder / name).read_bytes()
