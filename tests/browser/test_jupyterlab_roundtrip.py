@@ -72,10 +72,17 @@ def open_and_save(browser: Browser, url: str, name: str) -> Page:
     return page
 
 
-# Known open defect (issue 19, item 6): with the kernel name and the .md's canonical form fixed
-# (tests/test_jupyterlab_forms.py passes), JupyterLab still marks both files modified on open.
-# Strict: once the cause is fixed this test passes, and the marker must go.
-@pytest.mark.xfail(strict=True, reason="JupyterLab marks the chapter modified on open (issue 19)")
+# Known open defect (issue 19, item 6), still under investigation: with the kernel name and the
+# .md's canonical form fixed (tests/test_jupyterlab_forms.py passes), a JupyterLab on IPython 9
+# opens and saves the .ipynb cleanly, while the IPython 8.12 this machine image ships marks it
+# modified on open, and the .md (through jupytext) is marked modified on open in both. Not strict
+# while the outcome depends on the installed IPython: the report shows XPASS when a case passes.
+OPEN_DEFECT = pytest.mark.xfail(
+    strict=False, reason="JupyterLab marks the chapter modified on open (issue 19, item 6)"
+)
+
+
+@OPEN_DEFECT
 @pytest.mark.parametrize("name", [f"{CHAPTER}.ipynb", f"{CHAPTER}.md"])
 def test_open_and_save_leaves_the_file_byte_identical(
     browser: Browser, lab: tuple[str, Path], name: str
