@@ -54,12 +54,14 @@ def as_built(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     copy = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in copy.cells:
         if cell.cell_type == "code":
-            cell.outputs = coalesce_streams(
-                [
-                    output
-                    for output in cell.outputs
-                    if not output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix")
-                ]
+            cell.outputs = without_blank_lines(
+                coalesce_streams(
+                    [
+                        output
+                        for output in cell.outputs
+                        if not output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix")
+                    ]
+                )
             )
     return copy
 
@@ -119,8 +121,22 @@ def _build_outputs(md: Path) -> tuple[nbformat.NotebookNode, dict[str, str]]:
     built = nbformat.read(executed, as_version=4)
     for cell in built.cells:
         if cell.cell_type == "code":
-            cell.outputs = first_stream_per_name(cell.outputs)
+            cell.outputs = without_blank_lines(first_stream_per_name(cell.outputs))
     return built, values
+
+
+def without_blank_lines(outputs: list) -> list:
+    """Streams with blank lines dropped: myst-nb strips each chunk the kernel happened to send.
+
+    The kernel may deliver one print in several chunks; myst-nb's ``coalesce_streams`` strips the
+    trailing blank lines of each chunk before joining them, so where a blank line survives
+    depends on timing. Text lines are compared exactly.
+    """
+    for output in outputs:
+        if output.get("output_type") == "stream":
+            lines = [line for line in output["text"].splitlines() if line.strip()]
+            output["text"] = "\n".join(lines) + "\n"
+    return outputs
 
 
 def first_stream_per_name(outputs: list) -> list:
@@ -181,3 +197,11 @@ def test_build_reader_drops_the_stale_stream_copies_myst_nb_leaves() -> None:
     figure = nbformat.v4.new_output("display_data", data={"text/plain": "fig"})
     kept = first_stream_per_name([merged, figure, stale, error])
     assert kept == [merged, figure, error]
+
+
+def test_build_comparison_ignores_where_blank_lines_fell_between_chunks() -> None:
+    one = [nbformat.v4.new_output("stream", name="stdout", text="a\n\nb\n")]
+    two = [nbformat.v4.new_output("stream", name="stdout", text="a\nb\n")]
+    assert without_blank_lines(one) == without_blank_lines(two)
+    three = [nbformat.v4.new_output("stream", name="stdout", text="a\nc\n")]
+    assert without_blank_lines(three) != without_blank_lines(two)
