@@ -7,19 +7,15 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import subprocess
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 
 from . import block, engine
-from .timing import fmt_time
-
-RESULTS = Path(__file__).parent / "results"
+from .timing import fmt_time, store
 
 
 def collect(repeats: int) -> dict:
@@ -114,22 +110,21 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+SEPARATE_CASES = {"generation": "benchmarks.generation", "train-step": "benchmarks.train_step"}
+
+
 def main() -> None:
-    if "generation" in sys.argv[1:]:  # its own process: one BLAS thread, set before numpy loads
-        flags = [a for a in sys.argv[1:] if a != "generation"]
-        subprocess.run([sys.executable, "-m", "benchmarks.generation", *flags], check=True)
-        return
-    if "train-step" in sys.argv[1:]:  # the training step alone (benchmarks/train_step.py)
-        flags = [a for a in sys.argv[1:] if a != "train-step"]
-        subprocess.run([sys.executable, "-m", "benchmarks.train_step", *flags], check=True)
-        return
+    # Cases with a module of their own run alone, each in its own process (one BLAS thread, set
+    # before numpy loads): `python -m benchmarks generation` or `python -m benchmarks train-step`.
+    for command, module in SEPARATE_CASES.items():
+        if command in sys.argv[1:]:
+            flags = [a for a in sys.argv[1:] if a != command]
+            subprocess.run([sys.executable, "-m", module, *flags], check=True)
+            return
     repeats = 3 if "--quick" in sys.argv else 7
     report = collect(repeats)
     text = render(report)
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    report["table"] = text
-    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
+    store(report, text, "latest.json")
     quick = ["--quick"] if "--quick" in sys.argv else []  # then the training step, on its own
     subprocess.run([sys.executable, "-m", "benchmarks.train_step", *quick], check=True)
 

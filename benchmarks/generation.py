@@ -11,7 +11,6 @@ to show the per-token time against the position, and writes
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -32,9 +31,10 @@ from llm_from_scratch.random import SplitMix64  # noqa: E402
 from llm_from_scratch.training.config import TrainConfig  # noqa: E402
 from llm_from_scratch.training.loop import build_model  # noqa: E402
 
+from .timing import store  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "book" / "runs" / "book-prose"
-RESULTS = Path(__file__).parent / "results"
 NEW_TOKENS = 256
 PROMPT_LENGTH = 16
 TARGET_SPEEDUP = 5.0
@@ -190,10 +190,7 @@ def main() -> None:
     repeats = 3 if "--quick" in sys.argv else 7
     report = measure(repeats)
     text = render(report)
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    report["table"] = text
-    (RESULTS / "generation.json").write_text(json.dumps(report, indent=2) + "\n")
+    store(report, text, "generation.json")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+RESULTS = Path(__file__).parent / "results"
+
+
+def store(report: dict, text: str, filename: str) -> None:
+    """Print the rendered text and write the report, with it, to benchmarks/results/filename."""
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    report["table"] = text
+    (RESULTS / filename).write_text(json.dumps(report, indent=2) + "\n")
+
 
 def _loops_for(fn: Callable[[], object], target: float) -> int:
     """A loop count (a power of two) that makes one sample last about ``target / 4``."""

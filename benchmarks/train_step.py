@@ -58,10 +58,9 @@ from llm_from_scratch.training.loss import cross_entropy  # noqa: E402
 from llm_from_scratch.training.optim import AdamW  # noqa: E402
 from llm_from_scratch.training.tasks import make_task  # noqa: E402
 
-from .timing import fmt_time  # noqa: E402
+from .timing import fmt_time, store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).parent / "results"
 CASES = {
     "book-prose": ROOT / "book" / "runs" / "book-prose" / "config.json",
     "induction": ROOT / "book" / "runs" / "induction" / "config.json",
@@ -479,10 +478,7 @@ def main(argv: list[str] | None = None) -> None:
         print("torch is not installed: timing the engine alone (pip install torch to compare).")
     report = run(cases, rounds=3 if quick else 7, count=5)
     text = render(report)
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    report["table"] = text
-    (RESULTS / "train_step.json").write_text(json.dumps(report, indent=2) + "\n")
+    store(report, text, "train_step.json")
 
 
 if __name__ == "__main__":
