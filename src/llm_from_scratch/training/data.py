@@ -18,20 +18,9 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..random import SplitMix64
+from ..validate import generator, positive_int
 
 IGNORE_INDEX = -100  # torch's default ignore_index for targets that do not count
-
-
-def _positive(value: Any, label: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ArgumentError(f"{label} must be a positive integer; got {value!r}.")
-    return int(value)
-
-
-def _check_rng(rng: Any) -> SplitMix64:
-    if not isinstance(rng, SplitMix64):
-        raise ArgumentError(f"rng must be a SplitMix64 generator; got {type(rng).__name__}.")
-    return rng
 
 
 def uniform_integers(rng: SplitMix64, high: int, count: int) -> np.ndarray:
@@ -50,13 +39,14 @@ def random_windows(
             f"random_windows reads a 1-D integer token array; got shape {array.shape}, dtype "
             f"{array.dtype}."
         )
-    batch_size = _positive(batch_size, "batch_size")
-    context = _positive(context, "context")
+    batch_size = positive_int(batch_size, "batch_size")
+    context = positive_int(context, "context")
     if array.size < context + 1:
         raise ShapeError(
             f"random_windows needs at least context + 1 = {context + 1} tokens; got {array.size}."
         )
-    starts = uniform_integers(_check_rng(rng), array.size - context, batch_size)  # (B,)
+    rng = generator(rng, "random_windows")
+    starts = uniform_integers(rng, array.size - context, batch_size)  # (B,)
     offsets = starts[:, None] + np.arange(context + 1)[None, :]  # (B, T + 1)
     windows = array[offsets].astype(np.int64)
     return windows[:, :-1], windows[:, 1:]
@@ -78,9 +68,9 @@ def induction_batch(
     occurrence; every other target is IGNORE_INDEX. Draw order: lengths, a permutation key per
     vocabulary entry per row, then the filler.
     """
-    batch_size = _positive(batch_size, "batch_size")
-    context = _positive(context, "context")
-    vocab_size = _positive(vocab_size, "vocab_size")
+    batch_size = positive_int(batch_size, "batch_size")
+    context = positive_int(context, "context")
+    vocab_size = positive_int(vocab_size, "vocab_size")
     low, high = ((context + 1) // 2,) * 2 if half_lengths is None else half_lengths
     if not (
         all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (low, high))
@@ -93,7 +83,7 @@ def induction_batch(
             f"{context + 1} (both copies fit the window) and high ≤ vocab_size = {vocab_size} "
             f"(the L tokens are distinct); got {(low, high)!r}."
         )
-    rng = _check_rng(rng)
+    rng = generator(rng, "induction_batch")
     lengths = low + uniform_integers(rng, high - low + 1, batch_size)  # (B,)
     keys = rng.uniform(0.0, 1.0, (batch_size, vocab_size))  # (B, V): sort → a permutation
     sequence = uniform_integers(rng, vocab_size, batch_size * (context + 1))
