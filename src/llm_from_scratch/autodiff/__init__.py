@@ -8,15 +8,16 @@ from .gradcheck import (
     jacobians,
     numeric_jacobians,
 )
-from .registry import OPS, Op, op, unbroadcast
+from .registry import OPS, Example, Op, op
 from .tape import recorded_ops, walk_tape
-from .tensor import Tensor, grad_enabled, no_grad
+from .tensor import Tensor, grad_enabled, no_grad, unbroadcast
 
 concat = ops.concat
 stack = ops.stack
 
 __all__ = [
     "OPS",
+    "Example",
     "GradcheckResult",
     "Op",
     "Tensor",

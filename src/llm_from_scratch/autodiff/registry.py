@@ -1,8 +1,10 @@
 """The op registry: each op is a numpy forward with its vector-Jacobian product beside it.
 
-An op is declared once and becomes a callable that records itself on the tape::
+One registration declares everything about an op: the forward, a small example the gradient
+check runs (the op table in Chapter 1 and the unit tests read it from here), and, with
+``method=True``, a ``Tensor`` method of the same name. The VJP follows directly below::
 
-    @op
+    @op(example=Example(lambda a, b: a * b, ((2, 3), (2, 1)), "[2, 1] broadcast"))
     def mul(x, y):
         return x * y
 
@@ -16,79 +18,85 @@ bare array for a one-input op). A VJP that does not read the output names that p
 ``_out``: it is then passed None, and the backward pass lets the output's array go as soon as
 it reaches that op (unless the caller still holds the tensor). A VJP may return gradients in
 the broadcast output shape: the engine sums them back to each input's shape in one place
-(:func:`unbroadcast`). A VJP that names a ``needs`` parameter receives a tuple of booleans
-saying which inputs want a gradient, so it can skip work (a matmul by a constant need not compute
-that constant's gradient). An op declared with ``@op(saves=True)`` returns ``(out, saved)`` from
-its forward and gets ``saved=`` in its VJP.
+(:func:`~.tensor.unbroadcast`). A VJP that names a ``needs`` parameter receives a tuple of
+booleans saying which inputs want a gradient, so it can skip work. An op declared with
+``saves=True`` returns ``(out, saved)`` from its forward and gets ``saved=`` in its VJP.
 
 An op with parameters may attach a check (``@permute.checks``): it receives the input arrays and
 the parameters, raises a typed error for a bad one, and returns the parameters to record,
 normalised (non-negative axes) and copied where a VJP will read a caller's array. Inputs that are
-not tensors are copied into fresh float64 arrays (:func:`~.checks.as_float_array`), so editing
-the caller's array after the forward cannot change the gradient.
+not tensors become constant tensors on fresh float64 copies, so editing the caller's array after
+the forward cannot change the gradient.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from ..errors import ArgumentError, FromScratchError, ShapeError, TapeError
 from .checks import as_float_array, received
-from .tensor import Tensor, _grad_mode, sequence, unbroadcast
+from .tensor import TapeEntry, Tensor, creation_numbers, grad_mode
 
-__all__ = ["OPS", "Op", "op", "unbroadcast"]
-
-_sequence = sequence
-_new = object.__new__
-_F64 = np.dtype(np.float64)
+__all__ = ["OPS", "Example", "Op", "op"]
 
 
-def _as_f64(data: Any) -> np.ndarray:
-    return np.asarray(data, dtype=np.float64)
+@dataclass(frozen=True)
+class Example:
+    """A gradient-check example: ``call(*tensors)`` on inputs of ``shapes`` drawn from ``domain``.
+
+    ``domain`` says where the inputs are drawn: ``"any"`` (uniform in [−1, 1)), ``"positive"``
+    ([0.5, 2)) or ``"away-from-zero"`` (0.2 ≤ |x| < 1.2, signs alternating: no kink, no pole).
+    """
+
+    call: Callable[..., Tensor]
+    shapes: tuple[tuple[int, ...], ...]
+    note: str
+    domain: str = "any"
 
 
 def _constant(data: Any) -> Tensor:
-    """A non-tensor input as a constant tensor on a fresh copy (see the module docstring)."""
-    return Tensor._constant(as_float_array(data, "An op input"))
+    """A non-tensor input as a constant tensor on a fresh float64 copy."""
+    return Tensor.wrap(as_float_array(data, "An op input"))
 
 
-OPS: dict[str, Op] = {}
+DOMAINS = ("any", "positive", "away-from-zero")
+OPS: dict[str, Op] = {}  # every registered op by name, in registration order
 
 
 class Op:
     """A differentiable primitive: ``forward`` on arrays plus its VJP, recorded on the tape."""
 
-    __slots__ = (
-        "backward",
-        "check",
-        "doc",
-        "forward",
-        "name",
-        "reads_out",
-        "saves",
-        "wants_needs",
-    )
-
     def __init__(
-        self, forward: Callable[..., Any], *, saves: bool = False, name: str | None = None
+        self,
+        forward: Callable[..., Any],
+        *,
+        example: Example | None = None,
+        saves: bool = False,
+        method: bool = False,
+        name: str | None = None,
     ) -> None:
         if not callable(forward):
             raise ArgumentError(f"An op's forward must be a function; got {received(forward)}.")
         self.name = forward.__name__ if name is None else name
-        self.forward = forward
-        self.saves = saves
-        self.backward: Callable[..., Any] | None = None
-        self.check: Callable[..., dict[str, Any]] | None = None
-        self.wants_needs = False
-        self.reads_out = True
+        if not isinstance(example, Example) or example.domain not in DOMAINS:
+            raise ArgumentError(
+                f"Op {self.name!r} needs example=Example(call, shapes, note, domain) with domain "
+                f"one of {DOMAINS}, for the gradient check; got {received(example)}."
+            )
+        self.forward, self.example, self.saves = forward, example, saves
         self.doc = forward.__doc__ or ""
-        if self.name in OPS:
-            raise TapeError(f"An op named {self.name!r} is already registered.")
-        OPS[self.name] = self
+        self.defaults = {  # keyword parameters with defaults, filled in on every call
+            p.name: p.default
+            for p in inspect.signature(forward).parameters.values()
+            if p.default is not p.empty
+        }
+        self.backward: Callable[..., Any] | None = None  # the VJP, attached by @<op>.vjp
+        self.check: Callable[..., dict[str, Any]] | None = None
+        self.reads_out, self.wants_needs = True, False
+        _register(self, method)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -107,8 +115,8 @@ class Op:
                 f"{names[:2]}."
             )
         self.backward = backward
-        self.wants_needs = "needs" in names
         self.reads_out = names[1] == "out"
+        self.wants_needs = "needs" in names
         return backward
 
     def checks(self, check: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -121,71 +129,47 @@ class Op:
         return check
 
     def __call__(self, *inputs: Any, **params: Any) -> Tensor:
-        # One and two inputs without parameters are spelled out: this is the engine's hottest
-        # path, and calling the forward with explicit arguments skips building *args/**kwargs.
-        count = len(inputs)
-        if count == 2:
-            a, b = inputs
-            if not isinstance(a, Tensor):
-                a = _constant(a)
-                inputs = (a, b)
-            if not isinstance(b, Tensor):
-                b = _constant(b)
-                inputs = (a, b)
-            record = a.requires_grad or b.requires_grad
-            try:
-                if self.check is not None:
-                    params = self.check(a.value, b.value, **params)
-                out = (
-                    self.forward(a.value, b.value, **params)
-                    if params
-                    else self.forward(a.value, b.value)
-                )
-            except FromScratchError:
-                raise
-            except (ValueError, TypeError, IndexError) as error:
-                raise self._call_error(inputs, params, error) from error
-        elif count == 1:
-            a = inputs[0]
-            if not isinstance(a, Tensor):
-                a = _constant(a)
-                inputs = (a,)
-            record = a.requires_grad
-            try:
-                if self.check is not None:
-                    params = self.check(a.value, **params)
-                out = self.forward(a.value, **params) if params else self.forward(a.value)
-            except FromScratchError:
-                raise
-            except (ValueError, TypeError, IndexError) as error:
-                raise self._call_error(inputs, params, error) from error
-        else:
-            inputs = tuple(x if isinstance(x, Tensor) else _constant(x) for x in inputs)
-            record = any(t.requires_grad for t in inputs)
-            try:
-                if self.check is not None:
-                    params = self.check(*[t.value for t in inputs], **params)
-                out = self.forward(*[t.value for t in inputs], **params)
-            except FromScratchError:
-                raise
-            except (ValueError, TypeError, IndexError) as error:
-                raise self._call_error(inputs, params, error) from error
-        saved = None
+        """Run the forward on the inputs' arrays and, if any input wants a gradient, record it."""
+        inputs = tuple([x if isinstance(x, Tensor) else _constant(x) for x in inputs])
+        arrays = [t.value for t in inputs]
+        if self.defaults:
+            params = {**self.defaults, **params}
+        try:
+            if self.check is not None:
+                params = self.check(*arrays, **params)
+            out = self.forward(*arrays, **params)
+        except FromScratchError:
+            raise
+        except (ValueError, TypeError, IndexError) as error:  # numpy's complaint, as ours
+            raise self._call_error(inputs, params, error) from error
+        out, saved = out if self.saves else (out, None)
+        needs = [t.requires_grad for t in inputs]  # which inputs want a gradient
+        if True not in needs or not grad_mode.enabled:
+            return Tensor.from_op(out, None)
+        if self.backward is None:
+            raise TapeError(
+                f"Op {self.name!r} has no VJP, so it cannot be recorded for a backward pass. "
+                f"Declare one right below its forward with @{self.name}.vjp."
+            )
+        keywords = params  # what the VJP receives after the inputs
+        if self.wants_needs:
+            keywords = {**keywords, "needs": needs}
         if self.saves:
-            out, saved = out
-        result = _new(Tensor)  # the fields of Tensor._constant, inlined on this hot path
-        result.value = out if type(out) is np.ndarray and out.dtype is _F64 else _as_f64(out)
-        result.grad = result.name = None
-        result._retains_grad = False
-        if record and _grad_mode.enabled:
-            result.requires_grad = True
-            # The tape entry: params None lets the backward pass call the VJP directly.
-            result._node = (self, inputs, params or None, saved)
-            result._seq = next(_sequence)
-        else:
-            result.requires_grad = False
-            result._node = None
-        return result
+            keywords = {**keywords, "saved": saved}
+        entry = TapeEntry(self, inputs, keywords, needs, next(creation_numbers))
+        return Tensor.from_op(out, entry)
+
+    def vjp_shares(self, grad: Any, out: Any, entry: TapeEntry) -> tuple[Any, ...]:
+        """The VJP applied to one tape entry: one gradient share (or None) per input."""
+        shares = self.backward(grad, out, *[t.value for t in entry.inputs], **entry.keywords)
+        shares = shares if type(shares) is tuple or type(shares) is list else (shares,)
+        if len(shares) != len(entry.inputs):
+            raise TapeError(
+                f"The VJP of {self.name!r} returned {len(shares)} gradient shares for "
+                f"{len(entry.inputs)} inputs; it must return one per input (None for an input "
+                "it does not differentiate)."
+            )
+        return shares
 
     def _call_error(
         self, inputs: tuple[Tensor, ...], params: dict[str, Any], error: Exception
@@ -200,10 +184,49 @@ class Op:
         )
 
 
+def _register(new: Op, method: bool) -> None:
+    """Add an op to OPS (and its Tensor method); re-running the cell that defines it is allowed."""
+    old = OPS.get(new.name)
+    same_source = old is not None and (old.forward.__module__, old.forward.__qualname__) == (
+        new.forward.__module__,
+        new.forward.__qualname__,
+    )
+    if old is not None and not same_source:
+        raise TapeError(
+            f"An op named {new.name!r} is already registered (from {old.forward.__module__}). "
+            "Choose another name, e.g. @op(name=..., example=...)."
+        )
+    OPS[new.name] = new
+    if method:
+        _attach_method(new)
+
+
+def _attach_method(new: Op) -> None:
+    """``Tensor.<name>(self, *params)``: the op applied to the tensor, parameters by position."""
+    names = list(inspect.signature(new.forward).parameters)[1:]
+
+    def method(self: Tensor, *args: Any, **params: Any) -> Tensor:
+        if len(args) > len(names):
+            raise ArgumentError(
+                f"Tensor.{new.name} takes at most {len(names)} parameters {names}; got "
+                f"{len(args)} positional arguments."
+            )
+        return new(self, **dict(zip(names, args, strict=False)), **params)
+
+    method.__name__ = method.__qualname__ = new.name
+    method.__doc__ = new.doc
+    setattr(Tensor, new.name, method)
+
+
 def op(
-    forward: Callable[..., Any] | None = None, *, saves: bool = False, name: str | None = None
+    forward: Callable[..., Any] | None = None,
+    *,
+    example: Example | None = None,
+    saves: bool = False,
+    method: bool = False,
+    name: str | None = None,
 ) -> Any:
-    """Register ``forward`` as an op: ``@op``, ``@op(saves=True)`` or ``@op(name="concat")``."""
+    """Register ``forward`` as an op: ``@op(example=Example(...))``, with the VJP below it."""
     if forward is None:
-        return lambda fn: Op(fn, saves=saves, name=name)
-    return Op(forward, saves=saves, name=name)
+        return lambda fn: Op(fn, example=example, saves=saves, method=method, name=name)
+    return Op(forward, example=example, saves=saves, method=method, name=name)

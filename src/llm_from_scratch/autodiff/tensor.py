@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import count
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from ..errors import (
     GraphReleasedError,
     NoGradientError,
     RankError,
-    SeedShapeError,
     ShapeError,
 )
 from .checks import as_axis, as_flag, as_float_array, received
@@ -45,40 +44,56 @@ class _GradMode(threading.local):
     enabled = True
 
 
-_grad_mode = _GradMode()
+grad_mode = _GradMode()
 
 
 def grad_enabled() -> bool:
     """Whether ops are being recorded on the tape right now, in this thread."""
-    return _grad_mode.enabled
+    return grad_mode.enabled
 
 
 @contextmanager
 def no_grad() -> Iterator[None]:
     """Inside this block no op is recorded (in this thread): results do not require gradients."""
-    previous = _grad_mode.enabled
-    _grad_mode.enabled = False
+    previous = grad_mode.enabled
+    grad_mode.enabled = False
     try:
         yield
     finally:
-        _grad_mode.enabled = previous
+        grad_mode.enabled = previous
 
 
-_creation = attrgetter("_seq")  # the sequence number an op stamps on the tensor it records
-sequence = count()  # creation order of recorded op results
+_F64 = np.dtype(np.float64)
+
+
+def _as_f64(value: Any) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64)
+
+
+class TapeEntry(NamedTuple):
+    """What an op records on the tensor it produces: all its VJP will need."""
+
+    op: Any  # the Op (registry.py); its .vjp turns the output's gradient into input shares
+    inputs: tuple[Tensor, ...]
+    keywords: dict[str, Any]  # for the VJP: the op's parameters as its check normalised them,
+    # with needs= and saved= added for a VJP that takes them
+    needs: list[bool]  # which inputs wanted a gradient when the op ran
+    seq: int  # creation number: larger than the number of any entry among the inputs
 
 
 class _Released:
-    """Marks a node whose tape entry a backward pass has freed."""
+    """The op of an entry a backward pass has freed."""
 
     name = "released"
+    reads_out = False
 
     def __repr__(self) -> str:
         return "<released>"
 
 
-RELEASED: Any = _Released()
-_RELEASED_NODE = (RELEASED, (), None, None)  # what a released tensor's tape entry becomes
+RELEASED = TapeEntry(_Released(), (), {}, [], -1)  # what a used-up entry is replaced by
+creation_numbers = count()  # stamps each new tape entry: 0, 1, 2, … (TapeEntry.seq)
+_creation_number = attrgetter("_entry.seq")
 
 
 class Tensor:
@@ -86,9 +101,8 @@ class Tensor:
 
     __slots__ = (
         "__weakref__",
-        "_node",
+        "_entry",
         "_retains_grad",
-        "_seq",
         "grad",
         "name",
         "requires_grad",
@@ -105,12 +119,12 @@ class Tensor:
         self.grad: np.ndarray | None = None
         self.requires_grad = as_flag(requires_grad, "requires_grad")
         self.name = name
-        self._node: tuple[Any, tuple[Tensor, ...], dict[str, Any] | None, Any] | None = None
+        self._entry: TapeEntry | None = None  # None for a leaf
         self._retains_grad = False
 
     @classmethod
-    def _constant(cls, data: Any) -> Tensor:
-        """A tensor around ``data`` without copying (the engine's fast internal constructor)."""
+    def wrap(cls, data: Any) -> Tensor:
+        """A constant tensor around ``data`` without copying (for arrays the caller won't edit)."""
         t = cls.__new__(Tensor)
         t.value = (
             data
@@ -120,7 +134,18 @@ class Tensor:
         t.grad = None
         t.requires_grad = False
         t.name = None
-        t._node = None
+        t._entry = None
+        t._retains_grad = False
+        return t
+
+    @classmethod
+    def from_op(cls, value: Any, entry: TapeEntry | None) -> Tensor:
+        """An op's output: its value and, when the op was recorded, its tape entry."""
+        t = cls.__new__(Tensor)
+        t.value = value if type(value) is np.ndarray and value.dtype is _F64 else _as_f64(value)
+        t.grad = t.name = None
+        t.requires_grad = entry is not None
+        t._entry = entry
         t._retains_grad = False
         return t
 
@@ -141,22 +166,22 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors no recorded op produced (inputs, parameters, constants)."""
-        return self._node is None
+        return self._entry is None
 
     @property
     def is_released(self) -> bool:
         """True once a backward pass without retain_graph has freed this tensor's tape entry."""
-        return self._node is _RELEASED_NODE
+        return self._entry is RELEASED
 
     @property
     def op_name(self) -> str | None:
         """The name of the op that produced this tensor, or None for a leaf."""
-        return None if self._node is None else self._node[0].name
+        return None if self._entry is None else self._entry.op.name
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
         """The tensors this one was computed from (empty for a leaf or a released node)."""
-        return () if self._node is None else self._node[1]
+        return () if self._entry is None else self._entry.inputs
 
     def __repr__(self) -> str:
         body = np.array2string(self.value, separator=", ", prefix="Tensor(")
@@ -197,7 +222,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same value, cut from the tape (shares memory, records nothing)."""
-        return Tensor._constant(self.value)
+        return Tensor.wrap(self.value)
 
     def zero_grad(self) -> None:
         """Forget the accumulated gradient."""
@@ -212,79 +237,35 @@ class Tensor:
 
     def backward(self, seed: Any = None, retain_graph: bool = False) -> None:
         """Accumulate d(seed·self)/d(leaf) into every leaf's ``.grad``; seed defaults to 1."""
-        if retain_graph is not False and retain_graph is not True:
-            retain_graph = as_flag(retain_graph, "backward(retain_graph=...)")
+        retain_graph = as_flag(retain_graph, "backward(retain_graph=...)")
         if not self.requires_grad:
             raise NoGradientError(
                 "backward() needs a tensor that depends on something with requires_grad=True; "
                 "this one records no graph. Create the inputs with requires_grad=True, and do "
                 "not compute it inside no_grad()."
             )
-        value = self.value
-        if type(seed) is np.ndarray and seed.dtype is value.dtype and seed.shape == value.shape:
-            grad = seed  # the common case, checked inline: read-only from here on
-        else:
-            grad = _seed_gradient(self, seed)
-        if self._node is None:  # a leaf is its own gradient's destination
-            self.grad = grad.copy() if self.grad is None else self.grad + grad
+        grads = {self: _seed_gradient(self, seed)}  # tensor → the sum of shares it has received
+        if self._entry is None:  # a leaf is its own gradient's destination
+            self.grad = _accumulate(self.grad, grads.pop(self))
             return
-        grads: dict[Tensor, np.ndarray] = {self: grad}
-        pop, get = grads.pop, grads.get
-        pending = _reverse_topological_order(self)  # recorded op results, root last
-        while pending:  # popping lets each node go as soon as the pass is done with it
-            node = pending.pop()
-            g = pop(node, None)
-            op, inputs, params, saved = node._node  # what the op recorded
-            if g is not None and node._retains_grad:
-                node.grad = g.copy() if node.grad is None else node.grad + g
-            out = node.value if op.reads_out else None
+        pending = creation_order(self)  # every recorded result self depends on, self last
+        while pending:
+            node = pending.pop()  # newest first: every consumer of node has already sent its share
+            grad = grads.pop(node, None)
+            entry = node._entry
             if not retain_graph:
-                node._node = _RELEASED_NODE
-            node = None  # unless held elsewhere, an output its VJP does not read is freed here
-            if g is None:
+                node._entry = RELEASED
+            if grad is None:  # no path from the root reaches this node's output
                 continue
-            if params is None and not op.saves and len(inputs) == 2:  # add, mul, matmul, …
-                a, b = inputs
-                if op.wants_needs:
-                    needs = (a.requires_grad, b.requires_grad)
-                    share_a, share_b = op.backward(g, out, a.value, b.value, needs=needs)
-                else:
-                    share_a, share_b = op.backward(g, out, a.value, b.value)
-                # _send, written out for the two inputs: the call would cost about a fifth of
-                # the engine's whole per-op overhead on small tensors.
-                if share_a is not None and a.requires_grad:
-                    if share_a.shape != a.value.shape:
-                        share_a = unbroadcast(share_a, a.value.shape)
-                    if a._node is None:  # a leaf: its gradient is final, accumulate now
-                        a.grad = share_a.copy() if a.grad is None else a.grad + share_a
-                    else:
-                        previous = get(a)
-                        grads[a] = share_a if previous is None else previous + share_a
-                if share_b is not None and b.requires_grad:
-                    if share_b.shape != b.value.shape:
-                        share_b = unbroadcast(share_b, b.value.shape)
-                    if b._node is None:
-                        b.grad = share_b.copy() if b.grad is None else b.grad + share_b
-                    else:
-                        previous = get(b)
-                        grads[b] = share_b if previous is None else previous + share_b
-            else:
-                if params is None and not op.saves and len(inputs) == 1 and not op.wants_needs:
-                    shares = (op.backward(g, out, inputs[0].value),)  # exp, tanh, …
-                else:
-                    keywords = params or {}
-                    if op.wants_needs:
-                        keywords = {**keywords, "needs": tuple([t.requires_grad for t in inputs])}
-                    if op.saves:
-                        keywords = {**keywords, "saved": saved}
-                    shares = op.backward(g, out, *[t.value for t in inputs], **keywords)
-                    if type(shares) is not tuple and type(shares) is not list:
-                        shares = (shares,)
-                for tensor, share in zip(inputs, shares, strict=False):
-                    if share is not None and tensor.requires_grad:
-                        _send(tensor, share, grads)
-            # Let go of this op's arrays before the next one runs (its inputs may be freeable).
-            inputs = shares = share = tensor = a = b = share_a = share_b = out = g = None
+            if node._retains_grad:
+                node.grad = _accumulate(node.grad, grad)
+            out = node.value if entry.op.reads_out else None
+            node = None  # so an output the VJP does not read can be freed now
+            shares = entry.op.vjp_shares(grad, out, entry)
+            for tensor, share, wanted in zip(entry.inputs, shares, entry.needs):  # noqa: B905
+                if wanted and share is not None:
+                    _send(tensor, share, grads)
+            entry = shares = share = tensor = out = grad = None  # let go before the next op
 
     # --- operators -------------------------------------------------------------------------
 
@@ -343,6 +324,8 @@ class Tensor:
     __lt__ = __le__ = __gt__ = __ge__ = _no_order
 
     # --- named methods (PyTorch-familiar) -----------------------------------------------------
+    # Ops registered with method=True add their own: exp, log, sqrt, tanh, sigmoid, silu, relu,
+    # gelu, softmax(axis=-1) and log_softmax(axis=-1). Those below shape their arguments first.
 
     def reshape(self, *shape: Any) -> Tensor:
         """The same values in a new shape (one axis may be -1)."""
@@ -376,95 +359,66 @@ class Tensor:
         """sum / count over the reduced axes."""
         return _ops.mean(self, axis=axis, keepdims=keepdims)
 
-    def exp(self) -> Tensor:
-        return _ops.exp(self)
-
-    def log(self) -> Tensor:
-        return _ops.log(self)
-
-    def sqrt(self) -> Tensor:
-        return _ops.sqrt(self)
-
-    def tanh(self) -> Tensor:
-        return _ops.tanh(self)
-
-    def sigmoid(self) -> Tensor:
-        return _ops.sigmoid(self)
-
-    def silu(self) -> Tensor:
-        return _ops.silu(self)
-
-    def relu(self) -> Tensor:
-        return _ops.relu(self)
-
-    def gelu(self) -> Tensor:
-        return _ops.gelu(self)
-
-    def softmax(self, axis: int = -1) -> Tensor:
-        return _ops.softmax(self, axis=axis)
-
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        return _ops.log_softmax(self, axis=axis)
-
     def masked_fill(self, mask: Any, value: float) -> Tensor:
         """Replace entries where ``mask`` is True by ``value`` (their gradient is zero)."""
         return _ops.masked_fill(self, mask=mask, value=value)
 
 
 def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
+    """The root's gradient: ones for a one-element root, else the seed (read, never written)."""
+    if type(seed) is np.ndarray and seed.dtype == np.float64 and seed.shape == root.shape:
+        return seed  # the common case: leaves store copies, so this array is never modified
     if seed is None:
         if root.value.size != 1:
-            raise SeedShapeError(
+            raise ShapeError(
                 f"backward() without a seed needs a one-element output; got shape {root.shape}. "
                 "Pass seed=<array of that shape> (the upstream gradient)."
             )
         return np.ones_like(root.value)
     value = seed.value if isinstance(seed, Tensor) else as_float_array(seed, "backward() seed")
     if value.shape != root.shape:
-        if value.size == 1 and root.value.size == 1:
-            return value.reshape(root.shape).astype(np.float64)
-        raise SeedShapeError(
+        raise ShapeError(
             f"backward() seed must have the output's shape {root.shape}; got {value.shape}."
         )
     return value  # read-only from here on: leaves store copies, never this array
 
 
-def _reverse_topological_order(root: Tensor) -> list[Tensor]:
-    """Every recorded op result ``root`` depends on, root last: read from the end, each node
-    comes after all its consumers.
+def creation_order(root: Tensor) -> list[Tensor]:
+    """Every recorded op result ``root`` depends on, in creation order (root last).
 
-    An op's output is always created after its inputs, so the creation sequence numbers that
-    ops stamp on their results are a topological order: read by descending number, every
-    node comes after all of its consumers. Leaves are not listed: backward accumulates into
-    them as soon as a share arrives.
+    Why this is a valid order for the backward pass: an op can only run once its inputs exist,
+    so every input's entry has a smaller creation number than its consumer's. Read from the end,
+    the list therefore reaches each node only after all of the nodes that consumed it. Leaves
+    are not listed: backward accumulates into them as soon as a share arrives.
     """
-    nodes = [root]
-    seen = {root}
-    for node in nodes:  # the list grows as parents are found: each is appended once
-        if node._node is _RELEASED_NODE:
+    nodes, seen = [root], {root}
+    for node in nodes:  # the list grows as inputs are found: each is appended once
+        if node._entry is RELEASED:
             raise GraphReleasedError(
                 "This backward reaches a graph that an earlier backward() already released "
                 f"(at a tensor made by an op, shape {node.shape}). Call backward(..., "
                 "retain_graph=True) the first time to go through the same graph twice, or "
                 "recompute the forward pass."
             )
-        for parent in node._node[1]:
-            if parent._node is not None and parent not in seen and parent.requires_grad:
+        for parent in node._entry.inputs:
+            if parent._entry is not None and parent.requires_grad and parent not in seen:
                 seen.add(parent)
                 nodes.append(parent)
-    if len(nodes) > 1:
-        nodes.sort(key=_creation)
-    return nodes
+    return sorted(nodes, key=_creation_number) if len(nodes) > 1 else nodes
+
+
+def _accumulate(total: np.ndarray | None, share: np.ndarray) -> np.ndarray:
+    """total + share, where the first share is copied (the caller may still hold it)."""
+    return share.copy() if total is None else total + share
 
 
 def _send(tensor: Tensor, share: np.ndarray, grads: dict[Tensor, np.ndarray]) -> None:
     """Deliver one gradient share: summed to the tensor's shape, into a leaf or the pending sum."""
     if share.shape != tensor.value.shape:
         share = unbroadcast(share, tensor.value.shape)
-    if tensor._node is None:  # a leaf: its gradient is final, accumulate now
-        old = tensor.grad
-        tensor.grad = share.copy() if old is None else old + share
-    else:
+    if tensor._entry is None:  # a leaf: its gradient is final, accumulate now
+        tensor.grad = _accumulate(tensor.grad, share)
+    else:  # gradients meeting at a shared tensor add up
         previous = grads.get(tensor)
         grads[tensor] = share if previous is None else previous + share
 

@@ -16,11 +16,23 @@ import numpy as np
 
 from ...errors import ArgumentError, ShapeError
 from ..checks import as_float_array, as_real, broadcasts_to, received
-from ..registry import op
+from ..registry import Example, op
 from .linalg import _bmm
 
+# The gradient-check examples' fixed arrays: two rotation angles, and a causal mask over 3 steps.
+_ANGLES = np.array([0.7, -2.1])
+_ROTATION = {
+    "cos": np.repeat(np.cos(_ANGLES), 2),
+    "sin": np.stack([-np.sin(_ANGLES), np.sin(_ANGLES)], axis=-1).ravel(),
+    "partner": np.array([1, 0, 3, 2]),
+}
+_CAUSAL = np.triu(np.ones((3, 3), dtype=bool), 1)
 
-@op(saves=True)
+
+@op(
+    example=Example(lambda a, g: rms_norm(a, g, eps=1e-6), ((2, 3), (3,)), "input and gain"),
+    saves=True,
+)
 def rms_norm(x, gain, eps):
     """γ ⊙ x / √(Σ_j x_j² / D + ε) over the last axis (RMSNorm's chain of seven ops)"""
     width = x.shape[-1]
@@ -51,7 +63,12 @@ def _(grad, _out, x, gain, eps, saved, needs):
     return grad_hat, grad_gain
 
 
-@op(saves=True)
+@op(
+    example=Example(
+        lambda a, g, b: layer_norm(a, g, b, eps=1e-5), ((2, 3), (3,), (3,)), "input, gain and bias"
+    ),
+    saves=True,
+)
 def layer_norm(x, gain, bias, eps):
     """γ ⊙ (x − μ) / √(σ² + ε) + β, μ and σ² = Σ_j (x_j − μ)² / D over the last axis
 
@@ -95,7 +112,9 @@ def _(grad, _out, x, gain, bias, eps, saved, needs):
     return grad_hat, grad_gain, grad_bias
 
 
-@op
+@op(
+    example=Example(lambda a: pair_rotate(a, **_ROTATION), ((2, 4),), "partners (1, 0, 3, 2)"),
+)
 def pair_rotate(x, cos, sin, partner):
     """x ⊙ cos + x[..., partner] ⊙ sin: RoPE's rotation, partner a permutation of the last axis"""
     # Heads split from tokens arrive as a permuted view: one copy into row order first makes the
@@ -144,7 +163,13 @@ def _(grad, _out, x, cos, sin, partner):
     return back
 
 
-@op
+@op(
+    example=Example(
+        lambda q, k: attention_weights(q, k, scale=0.5, blocked=_CAUSAL, added=None),
+        ((1, 2, 3, 2), (1, 2, 3, 2)),
+        "causal, 2 heads",
+    ),
+)
 def attention_weights(q, k, *bias, scale, blocked, added):
     """softmax over keys of (q·scale) kᵀ + added + bias, blocked keys at weight 0
 

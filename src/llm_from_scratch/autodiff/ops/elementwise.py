@@ -9,15 +9,18 @@ from scipy.special import expit, ndtr
 
 from ...errors import ArgumentError, ShapeError
 from ..checks import as_real, broadcasts_to, received
-from ..registry import op
+from ..registry import Example, op
 from ..tensor import Tensor
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LARGEST = np.finfo(np.float64).max  # ±∞ clipped to this keeps 0·∞ out of the formulas
+_TWO_MASKED = np.array([[False, True, False], [True, False, False]])  # masked_fill example
 _DENSITY_EDGE = 40.0  # φ(40) = e⁻⁸⁰⁰ / √2π is 0 in float64, and so is x φ(x) for |x| ≥ 40
 
 
-@op
+@op(
+    example=Example(lambda a, b: add(a, b), ((2, 3), (3,)), "[3] broadcast over rows"),
+)
 def add(x, y):
     """x + y"""
     return x + y
@@ -28,7 +31,9 @@ def _(grad, _out, x, y):
     return grad, grad
 
 
-@op
+@op(
+    example=Example(lambda a, b: sub(a, b), ((2, 1), (1, 3)), "both sides broadcast"),
+)
 def sub(x, y):
     """x − y"""
     return x - y
@@ -39,7 +44,9 @@ def _(grad, _out, x, y, needs):
     return grad, (-grad if needs[1] else None)
 
 
-@op
+@op(
+    example=Example(lambda a, b: mul(a, b), ((2, 3), (2, 1)), "[2, 1] broadcast"),
+)
 def mul(x, y):
     """x ⊙ y"""
     return x * y
@@ -50,7 +57,11 @@ def _(grad, _out, x, y, needs):
     return (grad * y if needs[0] else None), (grad * x if needs[1] else None)
 
 
-@op
+@op(
+    example=Example(
+        lambda a, b: div(a, b), ((2, 3), (3,)), "divisor at least 0.2 in size", "away-from-zero"
+    ),
+)
 def div(x, y):
     """x / y"""
     return x / y
@@ -63,7 +74,9 @@ def _(grad, out, x, y, needs):
     return gx, gy
 
 
-@op
+@op(
+    example=Example(lambda a: neg(a), ((2, 3),), "elementwise"),
+)
 def neg(x):
     """−x"""
     return -x
@@ -74,7 +87,9 @@ def _(grad, _out, x):
     return -grad
 
 
-@op
+@op(
+    example=Example(lambda a: power(a, exponent=3), ((2, 3),), "exponent 3"),
+)
 def power(x, exponent):
     """x ** p for a constant exponent p"""
     return x**exponent
@@ -92,7 +107,10 @@ def _(grad, _out, x, exponent):
     return grad * exponent * x ** (exponent - 1)
 
 
-@op
+@op(
+    example=Example(lambda a: exp(a), ((2, 3),), "elementwise"),
+    method=True,
+)
 def exp(x):
     """eˣ"""
     return np.exp(x)
@@ -103,7 +121,10 @@ def _(grad, out, x):
     return grad * out
 
 
-@op
+@op(
+    example=Example(lambda a: log(a), ((2, 3),), "inputs in [0.5, 2)", "positive"),
+    method=True,
+)
 def log(x):
     """ln x"""
     return np.log(x)
@@ -114,7 +135,10 @@ def _(grad, _out, x):
     return grad / x
 
 
-@op
+@op(
+    example=Example(lambda a: sqrt(a), ((2, 3),), "inputs in [0.5, 2)", "positive"),
+    method=True,
+)
 def sqrt(x):
     """√x"""
     return np.sqrt(x)
@@ -125,7 +149,10 @@ def _(grad, out, x):
     return grad * 0.5 / out
 
 
-@op
+@op(
+    example=Example(lambda a: tanh(a), ((2, 3),), "elementwise"),
+    method=True,
+)
 def tanh(x):
     """tanh x"""
     return np.tanh(x)
@@ -136,7 +163,10 @@ def _(grad, out, x):
     return grad * (1.0 - out * out)
 
 
-@op
+@op(
+    example=Example(lambda a: sigmoid(a), ((2, 3),), "elementwise"),
+    method=True,
+)
 def sigmoid(x):
     """σ(x) = 1 / (1 + e⁻ˣ), evaluated without overflow"""
     return expit(x)
@@ -147,7 +177,11 @@ def _(grad, out, x):
     return grad * out * (1.0 - out)
 
 
-@op(saves=True)
+@op(
+    example=Example(lambda a: silu(a), ((2, 3),), "elementwise"),
+    saves=True,
+    method=True,
+)
 def silu(x):
     """SiLU(x) = x σ(x); SiLU(−∞) = 0, its limit"""
     s = expit(x)
@@ -167,7 +201,10 @@ def _(grad, _out, x, saved):
     return slope
 
 
-@op
+@op(
+    example=Example(lambda a: relu(a), ((2, 3),), "at least 0.2 from the kink", "away-from-zero"),
+    method=True,
+)
 def relu(x):
     """max(x, 0)"""
     return np.maximum(x, 0.0)
@@ -178,7 +215,11 @@ def _(grad, _out, x):
     return grad * (x > 0)
 
 
-@op(saves=True)
+@op(
+    example=Example(lambda a: gelu(a), ((2, 3),), "exact erf form"),
+    saves=True,
+    method=True,
+)
 def gelu(x):
     """GELU(x) = x Φ(x), Φ the standard normal CDF (exact, not tanh); GELU(−∞) = 0, its limit"""
     cdf = ndtr(x)  # Φ(x) = ½ (1 + erf(x / √2)), without the cancellation in 1 + erf for x < 0
@@ -200,7 +241,11 @@ def _(grad, _out, x, saved):
     return slope
 
 
-@op
+@op(
+    example=Example(
+        lambda a: masked_fill(a, mask=_TWO_MASKED, value=-5.0), ((2, 3),), "two entries masked"
+    ),
+)
 def masked_fill(x, mask, value):
     """mask ? value : x"""
     return np.where(mask, value, x)

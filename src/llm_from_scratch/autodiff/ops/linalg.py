@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import op
+from ..registry import Example, op
 
 
 def _blas_ready(a: np.ndarray) -> np.ndarray:
@@ -28,7 +28,9 @@ def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _blas_ready(a) @ _blas_ready(b)
 
 
-@op
+@op(
+    example=Example(lambda a, b: matmul(a, b), ((2, 2, 3), (3, 2)), "batched @ shared"),
+)
 def matmul(x, y):
     """x @ y, batching over leading axes like numpy"""
     if y.ndim == 2 and x.ndim > 2:  # (…, n) @ (n, m): one 2-D gemm over all leading rows

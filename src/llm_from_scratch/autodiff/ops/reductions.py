@@ -9,11 +9,13 @@ import numpy as np
 
 from ...errors import ArgumentError
 from ..checks import as_axes, as_axis, as_flag
-from ..registry import op
+from ..registry import Example, op
 from ..tensor import Tensor
 
 
-@op
+@op(
+    example=Example(lambda a: sum(a, axis=1, keepdims=False), ((2, 3),), "over axis 1"),
+)
 def sum(x, axis, keepdims):  # the op shares its name with Tensor.sum
     """Σ over ``axis`` (all axes when None)"""
     return np.sum(x, axis=axis, keepdims=keepdims)
@@ -85,8 +87,11 @@ def softmax_vjp_array(grad: np.ndarray, out: np.ndarray, axis: int) -> np.ndarra
     return result
 
 
-@op
-def softmax(x, axis):
+@op(
+    example=Example(lambda a: softmax(a, axis=-1), ((2, 3),), "over the last axis"),
+    method=True,
+)
+def softmax(x, axis=-1):
     """exp(x − max) / Σ exp(x − max) along ``axis``"""
     return softmax_array(x, axis, _open_rows_max(x, axis, "softmax"))
 
@@ -99,8 +104,11 @@ def _(grad, out, x, axis):
     return softmax_vjp_array(grad, out, axis)
 
 
-@op
-def log_softmax(x, axis):
+@op(
+    example=Example(lambda a: log_softmax(a, axis=-1), ((2, 3),), "over the last axis"),
+    method=True,
+)
+def log_softmax(x, axis=-1):
     """x − max − log Σ exp(x − max) along ``axis``"""
     if x.size == 0:  # an empty axis has nothing to normalise (and log Σ would be log 0)
         return np.zeros_like(x)

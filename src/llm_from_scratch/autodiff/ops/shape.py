@@ -9,11 +9,13 @@ import numpy as np
 
 from ...errors import ShapeError
 from ..checks import as_axis, as_index, as_permutation, as_sequence, as_shape, received
-from ..registry import op
+from ..registry import Example, op
 from ..tensor import Tensor
 
 
-@op
+@op(
+    example=Example(lambda a: reshape(a, shape=(3, 2)), ((2, 3),), "[2, 3] → [3, 2]"),
+)
 def reshape(x, shape):
     """The same values read into ``shape``"""
     return x.reshape(shape)
@@ -29,7 +31,9 @@ def _(grad, _out, x, shape):
     return grad.reshape(x.shape)
 
 
-@op
+@op(
+    example=Example(lambda a: permute(a, axes=(2, 0, 1)), ((2, 3, 2),), "axes (2, 0, 1)"),
+)
 def permute(x, axes):
     """Axes reordered: result axis i is input axis axes[i]"""
     return np.transpose(x, axes)
@@ -63,7 +67,11 @@ def _may_repeat(index) -> bool:
     return True
 
 
-@op
+@op(
+    example=Example(
+        lambda a: getitem(a, index=np.array([2, 0, 2])), ((3, 2),), "rows [2, 0, 2]: repeats add"
+    ),
+)
 def getitem(x, index):
     """x[index]: slices, integers, or integer arrays (a gather such as an embedding lookup)"""
     return x[index]
@@ -84,7 +92,10 @@ def _(grad, _out, x, index):
     return full
 
 
-@op(name="concat")
+@op(
+    name="concat",
+    example=Example(lambda a, b: join(a, b, axis=1), ((2, 1), (2, 2)), "along axis 1"),
+)
 def join(*xs, axis):
     """The inputs joined along ``axis``"""
     return np.concatenate(xs, axis=axis)
