@@ -1,4 +1,8 @@
-"""The numbers behind the SwiGLU figures, checked against the seed facts; figures smoke-tested."""
+"""The numbers behind the SwiGLU figures, read from the trace, against the seed facts; Agg smoke.
+
+The figures draw the trace read back (``read_swiglu_trace``), as the chapter does, so every number
+here is the seed's to the trace's six decimals.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from llm_from_scratch.autodiff import Tensor
 from llm_from_scratch.figures.swiglu import (
     activation_curves,
     activation_figure,
@@ -23,26 +28,38 @@ from llm_from_scratch.figures.swiglu import (
     vector_text,
 )
 from llm_from_scratch.nn import SwiGLU
-from llm_from_scratch.nn.swiglu_trace import gated_evidence
 from llm_from_scratch.random import SplitMix64
+from llm_from_scratch.traces import (
+    TRACE_TOLERANCE,
+    GatedEvidence,
+    gated_evidence,
+    read_swiglu_trace,
+    swiglu_trace,
+)
 
 matplotlib.use("Agg")
 
-TOL = 5e-7
 X = [[1.0, 0.0], [0.0, 1.0]]
 G = [[1.0, 0.0], [0.0, 1.0]]
 
 
+def traced(layer: SwiGLU, x, g, **probe) -> GatedEvidence:
+    """The chapter's path: run and record, write the trace, read it back for the figures."""
+    return read_swiglu_trace(str(swiglu_trace(gated_evidence(layer, x, g, **probe))))
+
+
 @pytest.fixture
-def evidence():
+def evidence() -> GatedEvidence:
     layer = SwiGLU.from_parameters(
         [[-1, 0, 1], [0, 1, -1]], [[1, 2, 3], [3, 2, 1]], [[1, 0], [0, 1], [1, -1]]
     )
-    return gated_evidence(layer, X, G)
+    return traced(layer, X, G)
 
 
 def close(actual, expected):
-    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected, float), rtol=0, atol=TOL)
+    np.testing.assert_allclose(
+        np.asarray(actual), np.asarray(expected, float), rtol=0, atol=TRACE_TOLERANCE
+    )
 
 
 def test_branch_rows_hold_the_seed_stages_per_position(evidence):
@@ -92,7 +109,36 @@ def test_gradient_panels_pair_local_rows_with_shared_sums(evidence):
         panels.shared, [(x, d_a), (x, d_u), (h, g)], strict=True
     ):
         total = sum(np.outer(left[p], right[p]) for p in range(len(x)))
-        np.testing.assert_allclose(grad, total, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(grad, total, rtol=0, atol=2 * TRACE_TOLERANCE)  # traced factors
+
+
+def test_figure_numbers_are_the_layers_own_numbers():
+    """Every number the three trace figures show is the layer's own, to the trace's 5e-7."""
+    rng = SplitMix64(5)
+    layer = SwiGLU(3, 4, 2, rng=rng)
+    x, g = rng.normal((3, 3)), rng.normal((3, 2))
+    evidence = traced(layer, x, g, changed_position=1, replacement=np.ones(3))
+    stages = layer.forward_with_intermediates(Tensor(x))
+    rows = [np.array(values) for _, values in branch_rows(evidence)]
+    references = [x, *(stage.value for stage in stages.as_dict().values())]  # X, A, S, U, H, Y
+    for row, reference in zip(rows, references, strict=True):
+        close(row, reference)
+    leaf = Tensor(x, requires_grad=True)
+    layer(leaf).backward(g)
+    panels = gradient_panels(evidence)
+    close([local[-1] for local in panels.local], leaf.grad)
+    for (name, _, gradient), (parameter_name, parameter) in zip(
+        panels.shared, layer.named_parameters(), strict=True
+    ):
+        assert name == parameter_name
+        close(gradient, parameter.grad)
+    changed = x.copy()
+    changed[1] = 1.0
+    after = layer(changed).value
+    for row in independence_rows(evidence):
+        close(row.input_after, changed[row.position])
+        close(row.output_after, after[row.position])
+    assert [row.output_unchanged for row in independence_rows(evidence)] == [True, False, True]
 
 
 def test_activation_curves_span_the_interval_and_agree_with_closed_forms():
@@ -129,7 +175,7 @@ def test_figures_draw_on_agg(evidence):
 def test_figures_follow_other_widths():
     rng = SplitMix64(7)
     layer = SwiGLU(3, 4, 5, rng=rng)
-    evidence = gated_evidence(layer, rng.normal((3, 3)), rng.normal((3, 5)), changed_position=2)
+    evidence = traced(layer, rng.normal((3, 3)), rng.normal((3, 5)), changed_position=2)
     assert len(branch_rows(evidence)[0][1]) == 3
     assert [r.output_unchanged for r in independence_rows(evidence)] == [True, True, False]
     for fig in (branch_table_figure(evidence), gradient_figure(evidence)):

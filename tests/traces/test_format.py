@@ -1,20 +1,28 @@
-"""The trace format (llm_from_scratch.traces) and the linear-layers-v1 trace (L12)."""
+"""The trace text format (llm_from_scratch.traces.format): writing, parsing, typed fields."""
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import ArgumentError, ShapeError
-from llm_from_scratch.nn import linear_layers_trace, read_linear_trace
-from llm_from_scratch.traces import Trace, fixed, fixed_list, format_value, parse_trace, shape_text
-
-X = [[[1.0, 2.0], [-1.0, 3.0]]]
-W = [[1.0, 0.0, -1.0], [2.0, 0.5, 1.0]]
-B = [0.5, -0.5, 1.0]
-G = [[[1.0, 0.0, -1.0], [0.5, 2.0, 1.0]]]
-
-# --- the format --------------------------------------------------------------------------------
+from llm_from_scratch.errors import ArgumentError
+from llm_from_scratch.precision import SIGNIFICANT
+from llm_from_scratch.traces import (
+    TRACE_TOLERANCE,
+    Trace,
+    fixed,
+    fixed_list,
+    format_value,
+    parse_trace,
+    read_records,
+    shape_text,
+    trace_gaps,
+)
+from llm_from_scratch.traces.format import decimals_for
+from tools.notebook_outputs import significant_digits
 
 
 def test_fixed_six_decimals_and_no_negative_zero() -> None:
@@ -22,6 +30,20 @@ def test_fixed_six_decimals_and_no_negative_zero() -> None:
     assert fixed(-0.5) == "-0.500000"
     assert fixed(-0.0) == "0.000000"
     assert fixed(-1e-9) == "0.000000"
+
+
+def test_fixed_never_shows_more_significant_digits_than_the_policy() -> None:
+    """From 1e4 up fewer decimals, from 1e10 up an exponent: at most 10 digits, read back close."""
+    assert fixed(9999.5) == "9999.500000"
+    assert fixed(12345.6789123456) == "12345.67891"
+    assert fixed(-1234567.891234) == "-1234567.891"
+    assert fixed(3e12) == "3.000000000e+12"
+    assert decimals_for(0.001) == 6 and decimals_for(1e9) == 0
+    for value in (0.123456789, 98765.4321987, 1e8 / 3, -7e11 / 3, 1e15 / 7):
+        text = fixed(value)
+        assert significant_digits(text) <= SIGNIFICANT, text
+        assert math.isclose(float(text), value, rel_tol=1e-9, abs_tol=TRACE_TOLERANCE)
+    assert fixed(float("nan")) == "nan" and fixed(float("-inf")) == "-inf"
 
 
 def test_fixed_list_and_shape_text() -> None:
@@ -50,123 +72,74 @@ def test_format_value_rejects_blank_or_spaced_text(bad: str) -> None:
 
 def test_trace_round_trip() -> None:
     trace = Trace("demo-v1").line("FIXTURE", input_width=2, bias=True, input_shape=(1, 2, 2))
-    trace.line("INPUT", values=[1.0, 2.0])
+    trace.line("INPUT", values=[1.0, 2.0], scale=0.5)
     text = str(trace)
     assert text == (
         "TRACE demo-v1 BEGIN\n"
         "FIXTURE input-width=2 bias=true input-shape=[1,2,2]\n"
-        "INPUT values=[1.000000,2.000000]\n"
+        "INPUT values=[1.000000,2.000000] scale=0.500000\n"
         "TRACE demo-v1 END\n"
     )
     name, records = parse_trace(text)
     assert name == "demo-v1"
     assert [r.kind for r in records] == ["FIXTURE", "INPUT"]
-    assert records[0].fields == {"input-width": "2", "bias": "true", "input-shape": "[1,2,2]"}
-    np.testing.assert_array_equal(records[1].numbers("values"), [1.0, 2.0])
+    fixture, values = records
+    assert fixture.fields == {"input-width": "2", "bias": "true", "input-shape": "[1,2,2]"}
+    assert fixture.integer("input-width") == 2
+    assert fixture.flag("bias") is True
+    assert fixture.integers("input-shape") == (1, 2, 2)
+    np.testing.assert_array_equal(values.numbers("values"), [1.0, 2.0])
+    assert values.number("scale") == 0.5
+
+
+def test_record_fields_name_what_is_missing_or_malformed() -> None:
+    _, (record,) = parse_trace(str(Trace("demo-v1").line("AXES", preserved=1, shape=())))
+    assert record.integers("shape") == ()
+    with pytest.raises(ArgumentError, match=r"The AXES line needs a field mixed-axis=\.\.\."):
+        record.text("mixed-axis")
+    with pytest.raises(ArgumentError, match="must be true or false; got '1'"):
+        record.flag("preserved")
 
 
 @pytest.mark.parametrize(
     "text",
-    ["", "INPUT values=[1]\n", "TRACE a BEGIN\nX k=1\nTRACE b END\n", "TRACE a BEGIN\n"],
+    [
+        "",
+        "INPUT values=[1]\n",
+        "TRACE a BEGIN\nX k=1\nTRACE b END\n",
+        "TRACE a BEGIN\n",
+        "TRACE a BEGIN\nX k\nTRACE a END\n",
+    ],
 )
 def test_parse_trace_rejects_unframed_text(text: str) -> None:
     with pytest.raises(ArgumentError):
         parse_trace(text)
 
 
-# --- L12: TRACE linear-layers-v1 ---------------------------------------------------------------
-
-EXPECTED_L12 = """\
-TRACE linear-layers-v1 BEGIN
-FIXTURE name=known-affine-projection parameter-prefix=token_projection input-width=2 output-width=3 bias=true parameter-count=9 input-shape=[1,2,2] output-shape=[1,2,3] upstream-shape=[1,2,3]
-INPUT values=[1.000000,2.000000,-1.000000,3.000000]
-WEIGHT-ROW input-feature=0 values=[1.000000,0.000000,-1.000000]
-WEIGHT-ROW input-feature=1 values=[2.000000,0.500000,1.000000]
-BIAS values=[0.500000,-0.500000,1.000000]
-CELL position=0 coordinate=0,0 output-feature=0 input=[1.000000,2.000000] products=[1.000000,4.000000] weighted-sum=5.000000 bias=0.500000 result=5.500000
-CELL position=0 coordinate=0,0 output-feature=1 input=[1.000000,2.000000] products=[0.000000,1.000000] weighted-sum=1.000000 bias=-0.500000 result=0.500000
-CELL position=0 coordinate=0,0 output-feature=2 input=[1.000000,2.000000] products=[-1.000000,2.000000] weighted-sum=1.000000 bias=1.000000 result=2.000000
-POSITION-GRADIENT position=0 coordinate=0,0 upstream=[1.000000,0.000000,-1.000000] input-gradient=[2.000000,1.000000]
-CELL position=1 coordinate=0,1 output-feature=0 input=[-1.000000,3.000000] products=[-1.000000,6.000000] weighted-sum=5.000000 bias=0.500000 result=5.500000
-CELL position=1 coordinate=0,1 output-feature=1 input=[-1.000000,3.000000] products=[0.000000,1.500000] weighted-sum=1.500000 bias=-0.500000 result=1.000000
-CELL position=1 coordinate=0,1 output-feature=2 input=[-1.000000,3.000000] products=[1.000000,3.000000] weighted-sum=4.000000 bias=1.000000 result=5.000000
-POSITION-GRADIENT position=1 coordinate=0,1 upstream=[0.500000,2.000000,1.000000] input-gradient=[-0.500000,3.000000]
-WEIGHT-GRADIENT shape=[2,3] values=[0.500000,-2.000000,-2.000000,3.500000,6.000000,1.000000]
-BIAS-GRADIENT shape=[3] values=[1.500000,2.000000,0.000000]
-POLICY affine-parameters=9 bias-free-parameters=6 bias-free-output=[5.000000,1.000000,1.000000,5.000000,1.500000,4.000000]
-AXES input-leading=[1,2] output-leading=[1,2] preserved=true mixed-axis=feature
-TRACE linear-layers-v1 END
-"""  # noqa: E501
+def test_read_records_groups_by_kind_and_checks_name_and_kinds() -> None:
+    text = str(Trace("demo-v1").line("ROW", i=0).line("ROW", i=1).line("END-NOTE", ok=True))
+    lines = read_records(text, "demo-v1", ["ROW"])
+    assert [r.integer("i") for r in lines["ROW"]] == [0, 1]
+    with pytest.raises(ArgumentError, match="Expected a TRACE other-v1; got TRACE demo-v1"):
+        read_records(text, "other-v1", [])
+    with pytest.raises(ArgumentError, match="needs FIXTURE, AXES lines"):
+        read_records(text, "demo-v1", ["ROW", "FIXTURE", "AXES"])
 
 
-def test_l12_trace_text_exact() -> None:
-    assert str(linear_layers_trace(X, W, B, G)) == EXPECTED_L12
+@dataclass(frozen=True)
+class _Demo:
+    name: str
+    values: np.ndarray
+    flags: np.ndarray
 
 
-def test_l12_line_kinds_and_counts() -> None:
-    name, records = parse_trace(str(linear_layers_trace(X, W, B, G)))
-    assert name == "linear-layers-v1"
-    kinds = [r.kind for r in records]
-    assert kinds[:5] == ["FIXTURE", "INPUT", "WEIGHT-ROW", "WEIGHT-ROW", "BIAS"]
-    assert kinds.count("CELL") == 6
-    assert kinds.count("POSITION-GRADIENT") == 2
-    assert kinds[-4:] == ["WEIGHT-GRADIENT", "BIAS-GRADIENT", "POLICY", "AXES"]
-    assert len(records) == 17  # + the BEGIN and END lines
-
-
-def test_l12_view_reads_back_every_seed_value() -> None:
-    view = read_linear_trace(str(linear_layers_trace(X, W, B, G)))
-    assert (view.input_width, view.output_width) == (2, 3)
-    assert view.input_shape == (1, 2, 2) and view.output_shape == (1, 2, 3)
-    np.testing.assert_array_equal(view.weight, W)
-    np.testing.assert_array_equal(view.bias, B)
-    p0, p1 = view.positions
-    np.testing.assert_array_equal(p0.outputs, [5.5, 0.5, 2.0])
-    np.testing.assert_array_equal(p1.outputs, [5.5, 1.0, 5.0])
-    np.testing.assert_array_equal(p0.weighted_sums, [5.0, 1.0, 1.0])
-    np.testing.assert_array_equal(p1.bias_free_outputs, [5.0, 1.5, 4.0])
-    np.testing.assert_array_equal(p0.products[0], [1.0, 4.0])  # y₀ = 1·1 + 2·2 + 0.5
-    np.testing.assert_array_equal(p0.input_gradient, [2.0, 1.0])
-    np.testing.assert_array_equal(p1.input_gradient, [-0.5, 3.0])
-    np.testing.assert_array_equal(view.weight_gradient, [[0.5, -2.0, -2.0], [3.5, 6.0, 1.0]])
-    np.testing.assert_array_equal(view.bias_gradient, [1.5, 2.0, 0.0])
-    assert (view.affine_parameters, view.bias_free_parameters) == (9, 6)
-    assert view.input_leading == view.output_leading == (1, 2)
-    assert view.leading_preserved
-    assert (p0.coordinate, p1.coordinate) == ("0,0", "0,1")
-
-
-def test_l12_trace_follows_other_widths_and_shapes() -> None:
-    x = np.arange(12.0).reshape(2, 2, 3) / 4
-    w = np.arange(12.0).reshape(3, 4) / 10 - 0.5
-    b = [1.0, -1.0, 0.25, 0.0]
-    g = np.ones((2, 2, 4))
-    view = read_linear_trace(str(linear_layers_trace(x, w, b, g, name="other")))
-    assert len(view.positions) == 4
-    assert [p.coordinate for p in view.positions] == ["0,0", "0,1", "1,0", "1,1"]
-    np.testing.assert_allclose(view.positions[3].outputs, x[1, 1] @ w + b, atol=5e-7)
-    np.testing.assert_allclose(view.bias_gradient, [4.0] * 4, atol=0)
-    np.testing.assert_allclose(
-        view.weight_gradient, x.reshape(4, 3).T @ np.ones((4, 4)), atol=5e-7
-    )
-
-
-def test_l12_vector_input_has_one_unnamed_position() -> None:
-    view = read_linear_trace(str(linear_layers_trace([1.0, 2.0], W, B, [1.0, 0.0, -1.0])))
-    assert [p.coordinate for p in view.positions] == ["()"]
-    assert view.input_leading == () and view.leading_preserved
-
-
-def test_l12_trace_rejects_missing_bias_and_bad_upstream() -> None:
-    with pytest.raises(ArgumentError):
-        linear_layers_trace(X, W, None, G)
-    with pytest.raises(ShapeError) as info:
-        linear_layers_trace(X, W, B, [1.0, 0.0, -1.0])
-    assert str(info.value) == (
-        "The upstream gradient G must have the output's shape (1, 2, 3); got (3,)."
-    )
-
-
-def test_read_linear_trace_rejects_other_traces() -> None:
-    with pytest.raises(ArgumentError):
-        read_linear_trace(str(Trace("swiglu-feed-forward-v1")))
+def test_trace_gaps_bound_floats_and_require_everything_else_equal() -> None:
+    exact = _Demo("a", np.array([1.0, 2.0]), np.array([True, False]))
+    gaps = trace_gaps(exact, _Demo("a", np.array([1.0, 2.0000004]), np.array([True, False])))
+    assert gaps["name"] == gaps["flags"] == 0.0
+    assert math.isclose(gaps["values"], 4e-7, rel_tol=1e-6)
+    assert trace_gaps(exact, _Demo("b", exact.values, exact.flags))["name"] == math.inf
+    assert trace_gaps(exact, _Demo("a", exact.values[:1], exact.flags))["values"] == math.inf
+    assert trace_gaps(exact, _Demo("a", exact.values, ~exact.flags))["flags"] == math.inf
+    with pytest.raises(ArgumentError, match="one dataclass type"):
+        trace_gaps(exact, {"name": "a"})

@@ -1,7 +1,9 @@
 """Figures for the linear-layers chapter, drawn from the ``linear-layers-v1`` trace.
 
-Each figure has a pure function that computes what it shows (tested without drawing) and a
-drawing function that returns a :class:`~llm_from_scratch.figures.style.BookFigure`:
+Every function takes a :class:`~llm_from_scratch.traces.LinearEvidence`, the trace read back by
+:func:`~llm_from_scratch.traces.read_linear_trace`; none of them parses text. Each figure has a
+pure function that computes what it shows (tested without drawing) and a drawing function that
+returns a :class:`~llm_from_scratch.figures.style.BookFigure`:
 
 - :func:`linear_shape_figure` — leading axes preserved, the feature axis changed (built on the
   general :func:`~llm_from_scratch.figures.shape_diagram`);
@@ -21,7 +23,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
-from ..nn.linear_trace import LinearTraceView
+from ..traces.linear import LinearEvidence
 from .shapes import shape_diagram
 from .style import FIGURE_DPI, INK, PALETTE, BookFigure, styled
 
@@ -59,14 +61,13 @@ def _factor(value: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def expansion_text(view: LinearTraceView, position: int = 0, feature: int = 0) -> str:
+def expansion_text(evidence: LinearEvidence, position: int = 0, feature: int = 0) -> str:
     """One output coordinate written out: 'y₀ = 1·1 + 2·2 + 0.5 = 5.5' (x_i·W_ij terms, + b_j)."""
-    cell = view.positions[position]
-    x, w = cell.inputs, view.weight[:, feature]
+    x, w = evidence.inputs[position], evidence.weight[:, feature]
     terms = [f"{_factor(xi)}·{_factor(wi)}" for xi, wi in zip(x, w, strict=True)]
-    terms.append(_factor(view.bias[feature]))
+    terms.append(_factor(evidence.bias[feature]))
     name = "y" + str(feature).translate(_SUBSCRIPT)
-    return f"{name} = {' + '.join(terms)} = {number_text(cell.outputs[feature])}"
+    return f"{name} = {' + '.join(terms)} = {number_text(evidence.outputs[position, feature])}"
 
 
 def axis_labels(rank: int, feature: str = "d") -> list[str]:
@@ -76,11 +77,11 @@ def axis_labels(rank: int, feature: str = "d") -> list[str]:
     return [*leading, feature]
 
 
-def linear_shape_figure(view: LinearTraceView, *, title: str | None = None) -> BookFigure:
+def linear_shape_figure(evidence: LinearEvidence, *, title: str | None = None) -> BookFigure:
     """Input [..., d_in] → output [..., d_out]: every leading axis kept, the last one changed."""
-    rank = len(view.input_shape)
+    rank = len(evidence.input_shape)
     return shape_diagram(
-        [("input X", view.input_shape), ("output Y = XW + b", view.output_shape)],
+        [("input X", evidence.input_shape), ("output Y = XW + b", evidence.output_shape)],
         axis_labels=[axis_labels(rank, "d_in"), axis_labels(rank, "d_out")],
         highlight_axis=rank - 1,
         title=title or "Preserve positions, change the feature width",
@@ -109,9 +110,11 @@ def _cell(x: float, y: float, colour: str) -> Rectangle:
 
 
 @styled
-def projection_figure(view: LinearTraceView, *, position: int = 0, feature: int = 0) -> BookFigure:
+def projection_figure(
+    evidence: LinearEvidence, *, position: int = 0, feature: int = 0
+) -> BookFigure:
     """Every position's row x_p meets the same W and b; one output coordinate is expanded."""
-    count = len(view.positions)
+    count = evidence.positions
     fig = BookFigure(figsize=(7.2, 1.3 + 1.0 * max(count, 1)), dpi=FIGURE_DPI)
     grid = fig.add_gridspec(
         max(count, 1) + 1,
@@ -119,21 +122,23 @@ def projection_figure(view: LinearTraceView, *, position: int = 0, feature: int 
         width_ratios=[1, 1.2, 1, 1.2],
         height_ratios=[*([1] * max(count, 1)), 0.6],
     )
-    _matrix(fig.add_subplot(grid[: max(count, 1), 1]), view.weight, "shared W", _ORANGE)
-    _matrix(fig.add_subplot(grid[max(count, 1), 1]), view.bias, "shared b", _ORANGE)
-    for row, cell in enumerate(view.positions):
-        _matrix(fig.add_subplot(grid[row, 0]), cell.inputs, f"x at ({cell.coordinate})", _BLUE)
-        _matrix(fig.add_subplot(grid[row, 2]), cell.outputs, f"y at ({cell.coordinate})", _GREEN)
+    _matrix(fig.add_subplot(grid[: max(count, 1), 1]), evidence.weight, "shared W", _ORANGE)
+    _matrix(fig.add_subplot(grid[max(count, 1), 1]), evidence.bias, "shared b", _ORANGE)
+    for row, coordinate in enumerate(evidence.coordinates):
+        _matrix(fig.add_subplot(grid[row, 0]), evidence.inputs[row], f"x at ({coordinate})", _BLUE)
+        _matrix(
+            fig.add_subplot(grid[row, 2]), evidence.outputs[row], f"y at ({coordinate})", _GREEN
+        )
     note = fig.add_subplot(grid[:, 3])
     note.axis("off")
-    if view.positions:
+    if count:
         note.text(
             0.0,
             0.5,
             "At position ("
-            + view.positions[position].coordinate
+            + evidence.coordinates[position]
             + "):\n"
-            + expansion_text(view, position, feature),
+            + expansion_text(evidence, position, feature),
             fontsize=9,
             va="center",
             wrap=True,
@@ -153,32 +158,26 @@ class PolicyBars:
     bias_free_label: str
 
 
-def policy_bars(view: LinearTraceView) -> PolicyBars:
+def policy_bars(evidence: LinearEvidence) -> PolicyBars:
     """Affine y = xW + b against bias-free y = xW, position by position, with parameter counts."""
     labels = [
-        f"({p.coordinate}) y{str(j).translate(_SUBSCRIPT)}"
-        for p in view.positions
-        for j in range(view.output_width)
+        f"({coordinate}) y{str(j).translate(_SUBSCRIPT)}"
+        for coordinate in evidence.coordinates
+        for j in range(evidence.output_width)
     ]
-    affine = np.concatenate([p.outputs for p in view.positions]) if view.positions else np.zeros(0)
-    plain = (
-        np.concatenate([p.bias_free_outputs for p in view.positions])
-        if view.positions
-        else np.zeros(0)
-    )
     return PolicyBars(
         labels=labels,
-        affine=affine,
-        bias_free=plain,
-        affine_label=f"affine XW + b ({view.affine_parameters} parameters)",
-        bias_free_label=f"bias-free XW ({view.bias_free_parameters} parameters)",
+        affine=evidence.outputs.ravel(),  # (P·d_out,), position-major like the labels
+        bias_free=evidence.bias_free_outputs.ravel(),
+        affine_label=f"affine XW + b ({evidence.affine_parameters} parameters)",
+        bias_free_label=f"bias-free XW ({evidence.bias_free_parameters} parameters)",
     )
 
 
 @styled
-def policy_figure(view: LinearTraceView) -> BookFigure:
+def policy_figure(evidence: LinearEvidence) -> BookFigure:
     """Grouped bars: each output coordinate with and without the bias."""
-    bars = policy_bars(view)
+    bars = policy_bars(evidence)
     fig = BookFigure(figsize=(6.7, 3.2), dpi=FIGURE_DPI)
     ax = fig.add_subplot()
     at = np.arange(len(bars.labels))
@@ -213,27 +212,22 @@ class GradientPanels:
     bias_gradient: np.ndarray  # (d_out,)
 
 
-def gradient_panels(view: LinearTraceView) -> GradientPanels:
-    """The numbers behind the gradient figure, read from the trace."""
-    p = len(view.positions)
-    upstream = np.array([c.upstream for c in view.positions]).reshape(p, view.output_width)
-    inputs = np.array([c.inputs for c in view.positions]).reshape(p, view.input_width)
+def gradient_panels(evidence: LinearEvidence) -> GradientPanels:
+    """The numbers behind the gradient figure: G_p, dX_p, the terms x_pᵀG_p and their sums."""
     return GradientPanels(
-        coordinates=[c.coordinate for c in view.positions],
-        upstream=upstream,
-        input_gradients=np.array([c.input_gradient for c in view.positions]).reshape(
-            p, view.input_width
-        ),
-        weight_terms=np.einsum("pi,pj->pij", inputs, upstream),
-        weight_gradient=view.weight_gradient,
-        bias_gradient=view.bias_gradient,
+        coordinates=list(evidence.coordinates),
+        upstream=evidence.upstream,
+        input_gradients=evidence.input_gradients,
+        weight_terms=np.einsum("pi,pj->pij", evidence.inputs, evidence.upstream),
+        weight_gradient=evidence.weight_gradient,
+        bias_gradient=evidence.bias_gradient,
     )
 
 
 @styled
-def gradient_figure(view: LinearTraceView) -> BookFigure:
+def gradient_figure(evidence: LinearEvidence) -> BookFigure:
     """Left: each position's G_p and its own dX_p. Right: the shared dW and db (sums over p)."""
-    panels = gradient_panels(view)
+    panels = gradient_panels(evidence)
     count = max(len(panels.coordinates), 1)
     fig = BookFigure(figsize=(7.2, 1.2 + 1.0 * count), dpi=FIGURE_DPI)
     grid = fig.add_gridspec(count, 4, width_ratios=[1.2, 1, 0.3, 1.4])

@@ -1,7 +1,9 @@
-"""Figures for the SwiGLU chapter, drawn from a ``GatedEvidence`` (nn.swiglu_trace).
+"""Figures for the SwiGLU chapter, drawn from the ``swiglu-feed-forward-v1`` trace.
 
-Each figure has a pure function computing what it shows (tested without drawing) and a drawing
-function returning a matplotlib ``Figure``:
+The trace figures take a :class:`~llm_from_scratch.traces.GatedEvidence`, the trace read back by
+:func:`~llm_from_scratch.traces.read_swiglu_trace`; none of them parses text. Each figure has a
+pure function computing what it shows (tested without drawing) and a drawing function returning
+a matplotlib ``Figure``:
 
 - :func:`branch_rows` / :func:`branch_table_figure` — per position: X, g = XW_g, SiLU(g),
   u = XW_u, h = SiLU(g) ⊙ u and Y;
@@ -21,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
 from ..autodiff import Tensor
-from ..nn.swiglu_trace import GatedEvidence
+from ..traces.swiglu import GatedEvidence
 from .style import FIGURE_DPI, INK, MUTED, PALETTE, BookFigure, styled
 from .tables import markdown_table
 

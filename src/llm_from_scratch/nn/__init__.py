@@ -12,9 +12,8 @@ from .block import BlockStages, TransformerBlock
 from .budget import ParameterBudget, matched_gated_hidden_width, parameter_budget
 from .decoder import Decoder, DecodeTrace, Embedding
 from .feedforward import GLU, FeedForward
-from .historical import scalar_weighted_response
+from .historical import relu_hidden, scalar_weighted_response, tanh_hidden
 from .linear import Linear
-from .linear_trace import LinearTraceView, linear_layers_trace, read_linear_trace
 from .module import Module, Parameter
 from .moe import (
     MixtureOfExperts,
@@ -54,7 +53,6 @@ __all__ = [
     "GatedIntermediates",
     "LayerNorm",
     "Linear",
-    "LinearTraceView",
     "MixtureOfExperts",
     "Module",
     "MultiHeadAttention",
@@ -76,7 +74,6 @@ __all__ = [
     "causal_mask",
     "dense_gates",
     "importance_loss",
-    "linear_layers_trace",
     "matched_gated_hidden_width",
     "merge_heads",
     "pair_frequencies",
@@ -84,7 +81,7 @@ __all__ = [
     "parameter_budget",
     "post_norm",
     "pre_norm",
-    "read_linear_trace",
+    "relu_hidden",
     "residual",
     "rotate_pairs",
     "rotation_tables",
@@ -93,5 +90,6 @@ __all__ = [
     "sinusoidal_encoding",
     "split_heads",
     "standardize",
+    "tanh_hidden",
     "top_k_gates",
 ]

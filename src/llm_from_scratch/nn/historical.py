@@ -1,4 +1,9 @@
-"""Historical contrasts: small formulas the book compares a layer with, never used by one."""
+"""Historical contrasts: pre-modern layer pieces the book sets beside a layer, never used by one.
+
+One adaptive unit's weighted response (Chapter 2, beside ``Linear``) and the hidden activations
+of Bengio et al. and of the original Transformer (Chapter 4, beside SiLU). They compute model
+outputs from values, like the layers here, and no trace records or reads them.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,26 @@
-"""Evidence for a gated feed-forward layer and its trace ``TRACE swiglu-feed-forward-v1``.
+"""The trace ``TRACE swiglu-feed-forward-v1``: a gated feed-forward layer, stage by stage.
 
-:func:`gated_evidence` runs one forward and one backward pass on a copy of a layer and records
-every stage the chapter shows: the forward intermediates A, S, U, H, Y; the reverse gradients of
-the intermediates (dH, dA, dU, read from ``retain_grad`` probes on the recorded tensors), of the
-input (dX) and of the three shared weights; and a position-independence probe that replaces one
-position's input and recomputes. :func:`swiglu_trace` renders that evidence as eleven lines.
+The same three steps as every trace in this package:
+
+- :func:`gated_evidence` runs one forward and one backward pass on a copy of a layer and keeps
+  every stage the chapter shows in a :class:`GatedEvidence`, exactly: the forward intermediates
+  A, S, U, H, Y; the reverse gradients of the intermediates (dH, dA, dU, read from
+  ``retain_grad`` probes on the recorded tensors), of the input (dX) and of the three shared
+  weights; and a position-independence probe that replaces one position's input and recomputes;
+- :func:`swiglu_trace` writes that evidence as eleven lines (for two positions)::
+
+    FIXTURE                widths, bias, parameter count, input/branch/output/upstream shapes
+    POSITION-FORWARD ×T    X_p and its stages A_p, S_p, U_p, H_p, Y_p
+    POSITION-BACKWARD ×T   G_p and the gradients dH_p, dA_p, dU_p, dX_p
+    PARAMETER-GRADIENT ×3  the shared sums dW_g, dW_u, dW_2 with their shapes
+    INDEPENDENCE           the rewritten position and its new input, the observed position's
+                           output before and after, every output row after the rewrite and
+                           which rows stayed exactly unchanged
+
+- :func:`read_swiglu_trace` reads the text back into a :class:`GatedEvidence` (at the trace's
+  six decimals), which is what the figures of :mod:`llm_from_scratch.figures.swiglu` draw.
+
+:func:`central_differences` is the finite-difference counterpart of the evidence's gradients.
 """
 
 from __future__ import annotations
@@ -16,15 +32,18 @@ import numpy as np
 
 from ..autodiff import Tensor, no_grad
 from ..errors import ArgumentError, ShapeError
-from ..traces import Trace
-from .swiglu import GatedFeedForward
+from ..nn.swiglu import GatedFeedForward
+from .format import Record, Trace, read_records
 
 TRACE_NAME = "swiglu-feed-forward-v1"
 
 
 @dataclass(frozen=True)
 class GatedEvidence:
-    """Forward stages, reverse gradients and the independence probe of one [T, d_in] input."""
+    """Forward stages, reverse gradients and the independence probe of one [T, d_in] input.
+
+    :func:`gated_evidence` fills it exactly; :func:`read_swiglu_trace` fills it from the text.
+    """
 
     parameter_names: tuple[str, str, str]  # gate, up, down
     parameter_count: int
@@ -45,10 +64,12 @@ class GatedEvidence:
     changed_position: int
     replacement: np.ndarray  # (d_in,) the input written at the changed position
     Y_after: np.ndarray  # (T, d_out) output after the replacement
+    unchanged: np.ndarray  # (T,) bool: is the row after the replacement exactly the row before?
 
     @property
     def positions(self) -> int:
-        return self.X.shape[0]
+        """T, the number of positions."""
+        return int(self.X.shape[0])
 
     @property
     def weight_gradients(self) -> dict[str, np.ndarray]:
@@ -60,11 +81,6 @@ class GatedEvidence:
     def observed_position(self) -> int:
         """The first position other than the changed one."""
         return 1 if self.changed_position == 0 else 0
-
-    @property
-    def unchanged(self) -> np.ndarray:
-        """Per position: is the output after the replacement exactly equal to before?"""
-        return np.all(self.Y_after == self.Y, axis=-1)
 
     @property
     def independent(self) -> bool:
@@ -147,17 +163,30 @@ def gated_evidence(
         changed_position=changed_position,
         replacement=replacement,
         Y_after=y_after,
+        unchanged=np.all(y_after == stages.Y.value, axis=-1),  # exact, not to a tolerance
     )
 
 
-def swiglu_trace(evidence: GatedEvidence, *, name: str = "known-position-wise-swiglu") -> Trace:
+# The per-position fields of the trace and the evidence attribute each one holds, in line order.
+FORWARD = {"input": "X", "gate-pre": "A", "gate-silu": "S", "up": "U", "gated": "H", "output": "Y"}
+BACKWARD = {
+    "upstream": "G",
+    "gated-gradient": "dH",
+    "gate-gradient": "dA",
+    "up-gradient": "dU",
+    "input-gradient": "dX",
+}
+KINDS = ("FIXTURE", "POSITION-FORWARD", "POSITION-BACKWARD", "PARAMETER-GRADIENT", "INDEPENDENCE")
+
+
+def swiglu_trace(evidence: GatedEvidence, *, fixture: str = "known-position-wise-swiglu") -> Trace:
     """``TRACE swiglu-feed-forward-v1``: FIXTURE, a forward and a backward line per position,
-    three PARAMETER-GRADIENT lines and the INDEPENDENCE probe."""
+    three PARAMETER-GRADIENT lines and the INDEPENDENCE probe, written from the evidence."""
     e = evidence
     trace = Trace(TRACE_NAME)
     trace.line(
         "FIXTURE",
-        name=name,
+        name=fixture,
         model_width=e.X.shape[1],
         hidden_width=e.H.shape[1],
         output_width=e.Y.shape[1],
@@ -168,27 +197,10 @@ def swiglu_trace(evidence: GatedEvidence, *, name: str = "known-position-wise-sw
         output_shape=e.Y.shape,
         upstream_shape=e.G.shape,
     )
-    for p in range(e.positions):
-        trace.line(
-            "POSITION-FORWARD",
-            position=p,
-            input=e.X[p],
-            gate_pre=e.A[p],
-            gate_silu=e.S[p],
-            up=e.U[p],
-            gated=e.H[p],
-            output=e.Y[p],
-        )
-    for p in range(e.positions):
-        trace.line(
-            "POSITION-BACKWARD",
-            position=p,
-            upstream=e.G[p],
-            gated_gradient=e.dH[p],
-            gate_gradient=e.dA[p],
-            up_gradient=e.dU[p],
-            input_gradient=e.dX[p],
-        )
+    for kind, columns in (("POSITION-FORWARD", FORWARD), ("POSITION-BACKWARD", BACKWARD)):
+        for p in range(e.positions):
+            rows = {key: getattr(e, attribute)[p] for key, attribute in columns.items()}
+            trace.line(kind, position=p, **rows)
     for parameter, gradient in e.weight_gradients.items():
         trace.line("PARAMETER-GRADIENT", name=parameter, shape=gradient.shape, values=gradient)
     observed = e.observed_position
@@ -200,8 +212,51 @@ def swiglu_trace(evidence: GatedEvidence, *, name: str = "known-position-wise-sw
         before=e.Y[observed],
         after=e.Y_after[observed],
         unchanged=bool(e.unchanged[observed]),
+        outputs_after=e.Y_after,
+        unchanged_positions=tuple(int(p) for p in np.flatnonzero(e.unchanged)),
     )
     return trace
+
+
+def _rows(records: list[Record], key: str) -> np.ndarray:
+    """One row per position, (T, width), in the order of the records' ``position=`` fields."""
+    ordered = sorted(records, key=lambda r: r.integer("position"))
+    return np.array([r.numbers(key) for r in ordered], dtype=np.float64)
+
+
+def read_swiglu_trace(text: str) -> GatedEvidence:
+    """Parse a ``swiglu-feed-forward-v1`` trace into a :class:`GatedEvidence` (six decimals)."""
+    lines = read_records(text, TRACE_NAME, KINDS)
+    forward = {a: _rows(lines["POSITION-FORWARD"], key) for key, a in FORWARD.items()}
+    backward = {a: _rows(lines["POSITION-BACKWARD"], key) for key, a in BACKWARD.items()}
+    gradients = lines["PARAMETER-GRADIENT"]
+    if len(gradients) != 3:
+        raise ArgumentError(
+            f"TRACE {TRACE_NAME} has three PARAMETER-GRADIENT lines (gate, up, down); got "
+            f"{len(gradients)}."
+        )
+    gate, up, down = (r.numbers("values").reshape(r.integers("shape")) for r in gradients)
+    probe = lines["INDEPENDENCE"][0]
+    positions, d_out = forward["Y"].shape
+    unchanged = np.zeros(positions, dtype=bool)
+    unchanged[list(probe.integers("unchanged-positions"))] = True
+    return GatedEvidence(
+        parameter_names=(
+            gradients[0].text("name"),
+            gradients[1].text("name"),
+            gradients[2].text("name"),
+        ),
+        parameter_count=lines["FIXTURE"][0].integer("parameter-count"),
+        **forward,
+        **backward,
+        dW_gate=gate,
+        dW_up=up,
+        dW_down=down,
+        changed_position=probe.integer("changed-position"),
+        replacement=probe.numbers("replacement-input"),
+        Y_after=probe.numbers("outputs-after").reshape(positions, d_out),
+        unchanged=unchanged,
+    )
 
 
 def central_differences(
