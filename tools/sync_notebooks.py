@@ -1,12 +1,16 @@
 """Re-execute every chapter and write its paired notebook: `python tools/sync_notebooks.py`.
 
 Each MyST Markdown notebook `book/*.md` (a file with a jupytext header) is the source of truth.
-This command first rewrites it in jupytext's canonical form (the form JupyterLab saves, so
-opening and saving a chapter changes nothing), converts it with jupytext, runs it top to bottom
-in a fresh `python3` kernel (working directory `book/`, as in the book build and in nbval) and
-writes `book/<same name>.ipynb` with its outputs. The result is deterministic: cell ids come
-from cell positions, no execution timestamps are kept, and widget model ids are renumbered, so an
-unchanged chapter re-syncs to a byte-identical file. Pass file names to sync only some chapters:
+This command converts it with jupytext, runs it top to bottom in a fresh `python3` kernel
+(working directory `book/`, as in the book build and in nbval), writes `book/<same name>.ipynb`
+with its outputs, and rewrites the `.md` in jupytext's canonical form with the kernel's
+`language_info` in its header. JupyterLab writes the kernel's `kernelspec` and `language_info`
+into every notebook it opens, saves numbers as a browser writes them (256.0 as 256) and a `.md`
+in that canonical form, so with all of these stored as it writes them, opening and saving a
+chapter changes nothing (tests/test_jupyterlab_forms.py,
+tests/browser/test_jupyterlab_roundtrip.py). The result is deterministic: cell ids come from
+cell positions, no execution timestamps are kept, and widget model ids are renumbered, so an
+unchanged chapter re-syncs to byte-identical files. Pass file names to sync only some chapters:
 `python tools/sync_notebooks.py book/02-linear-layers.md`.
 """
 
@@ -89,6 +93,26 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
+def whole_floats_as_ints(node: object) -> None:
+    """Store every whole-number float in ``node`` as an int, in place, as JupyterLab saves it.
+
+    A browser's JSON has one number type: the widget answer 256.0 the kernel wrote comes back
+    from a JupyterLab save as 256, so a notebook holding it changes when saved without edits.
+    (JavaScript writes magnitudes from 1e21 in exponent form, which stays a float.)
+    """
+    if isinstance(node, dict):
+        entries = list(node.items())
+    elif isinstance(node, list):
+        entries = list(enumerate(node))
+    else:
+        return
+    for key, value in entries:
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+            node[key] = int(value)
+        else:
+            whole_floats_as_ints(value)
+
+
 def serialise(notebook: nbformat.NotebookNode, name: str) -> str:
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
@@ -98,31 +122,51 @@ def serialise(notebook: nbformat.NotebookNode, name: str) -> str:
     widget_state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {})
     model_ids = list(widget_state.get("state", {}))
     text = renumber_widget_models(nbformat.writes(notebook), model_ids, name)
-    text = nbformat.writes(nbformat.reads(text, as_version=4))  # re-sort the renamed keys
+    renamed = nbformat.reads(text, as_version=4)
+    whole_floats_as_ints(renamed)
+    text = nbformat.writes(renamed)  # re-sorts the renamed keys
     nbformat.validate(nbformat.reads(text, as_version=4))
     return text if text.endswith("\n") else text + "\n"
 
 
-def canonicalise(md: Path) -> bool:
-    """Rewrite ``md`` in jupytext's canonical MyST form (what JupyterLab saves); True if changed.
+def sorted_keys(value: object) -> object:
+    """``value`` with every mapping's keys in sorted order (nested), for a stable YAML header."""
+    if isinstance(value, dict):
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
+    return value
 
-    Opening a chapter as a notebook in JupyterLab and saving it without edits then leaves the
-    file byte-identical (tests/test_jupyterlab_forms.py).
+
+def header_text(md: Path, language_info: dict) -> str:
+    """``md`` in jupytext's canonical MyST form, its header holding ``language_info``.
+
+    JupyterLab gives a notebook without `language_info` a placeholder as soon as it loads, then
+    the kernel's own: a `.md` chapter whose header lacks it is marked modified on open. Jupytext
+    drops that key from a `.md` unless the header's `notebook_metadata_filter` names it.
     """
-    text = md.read_text(encoding="utf-8")
-    canonical = jupytext.writes(jupytext.read(md), fmt="md:myst")
-    if canonical == text:
+    notebook = jupytext.read(md)
+    notebook.metadata["language_info"] = sorted_keys(language_info)  # as nbformat writes it
+    header = notebook.metadata.setdefault("jupytext", {})
+    kept = [key for key in header.get("notebook_metadata_filter", "").split(",") if key]
+    if "language_info" not in kept:
+        header["notebook_metadata_filter"] = ",".join([*kept, "language_info"])
+    return jupytext.writes(notebook, fmt="md:myst")
+
+
+def rewrite_header(md: Path, language_info: dict) -> bool:
+    """Write ``md`` as JupyterLab would save it (see header_text); True if that changed it."""
+    text = header_text(md, language_info)
+    if text == md.read_text(encoding="utf-8"):
         return False
-    md.write_text(canonical, encoding="utf-8")
+    md.write_text(text, encoding="utf-8")
     return True
 
 
 def sync(md: Path) -> Path:
-    if canonicalise(md):
-        print(f"  rewrote {md.name} in jupytext's canonical form (as JupyterLab saves it)")
     notebook = execute(read_source(md), md.parent)
     target = paired_path(md)
     target.write_text(serialise(notebook, md.stem), encoding="utf-8")
+    if rewrite_header(md, notebook.metadata.language_info):
+        print(f"  rewrote {md.name} as JupyterLab saves it (canonical form, kernel header)")
     return target
 
 

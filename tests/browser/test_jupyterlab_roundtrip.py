@@ -1,8 +1,15 @@
 """A chapter opened in JupyterLab and saved without edits stays byte-identical (.ipynb and .md).
 
-Runs a real JupyterLab (from requirements.txt) on 127.0.0.1 over a copy of one chapter pair and
-drives it with Chromium: open, wait for the kernel, check the document is not marked modified,
-save, compare the bytes with the originals.
+Runs a real JupyterLab (from requirements.txt, on this interpreter) on 127.0.0.1 over a copy of
+a chapter pair and drives it with Chromium: open, wait until the file is in the document model
+and the kernel has reported its kernelspec and language_info (JupyterLab writes both into the
+notebook's metadata), check the document is not marked modified, save, compare the bytes with
+the originals.
+
+Waiting on the page alone is not enough: before the file arrives the notebook shows a
+placeholder cell and an "idle" indicator with no kernel, and its model is still marked
+modified. The app is exposed in the page (`expose_app_in_browser`) so the test can wait for the
+document's own promises instead.
 """
 
 import shutil
@@ -17,7 +24,37 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTER = "02-linear-layers"  # any paired chapter
+# Chapters whose sources carry the kernel's language_info in their header (see
+# tools/sync_notebooks.py); tests/test_jupyterlab_forms.py checks every chapter's metadata.
+CHAPTERS = ["06-multi-head-attention"]
+NAMES = [f"{chapter}{suffix}" for chapter in CHAPTERS for suffix in (".ipynb", ".md")]
+
+# Resolves once the opened file is in the model and the kernel's kernelspec and language_info
+# have been applied (the panel's own handlers were attached to the same promises first), with
+# the model's dirty flag.
+SETTLED = """async () => {
+  const widget = window.jupyterapp.shell.currentWidget;
+  await widget.context.ready;
+  await widget.sessionContext.ready;
+  const kernel = widget.sessionContext.session.kernel;
+  await kernel.info;
+  await kernel.spec;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return widget.context.model.dirty;
+}"""
+# The outcome of the next save of the current document ("completed" or "failed").
+NEXT_SAVE = """() => {
+  const context = window.jupyterapp.shell.currentWidget.context;
+  window.lfsSaved = new Promise((resolve) => {
+    const timer = setTimeout(() => resolve("no save within 15 s"), 15000);
+    context.saveState.connect((_, state) => {
+      if (state !== "started") {
+        clearTimeout(timer);
+        resolve(state);
+      }
+    });
+  });
+}"""
 
 
 def free_port() -> int:
@@ -29,15 +66,17 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("lab")
-    for suffix in (".md", ".ipynb"):
-        shutil.copyfile(ROOT / "book" / f"{CHAPTER}{suffix}", folder / f"{CHAPTER}{suffix}")
+    for name in NAMES:
+        shutil.copyfile(ROOT / "book" / name, folder / name)
     port = free_port()
+    # `-m jupyterlab`, not `-m jupyter lab`: `jupyter` runs whichever `jupyter-lab` comes first
+    # on PATH, which may belong to another environment (and start that one's kernel).
     server = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
             f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
             "--ServerApp.password=", f"--ServerApp.root_dir={folder}",
-            "--LabApp.news_url=None",
+            "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ],
         stdout=subprocess.DEVNULL,
@@ -55,58 +94,51 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     server.wait(timeout=30)
 
 
-def open_and_save(browser: Browser, url: str, name: str) -> Page:
+def open_settled(browser: Browser, url: str, name: str) -> tuple[Page, bool]:
+    """Open ``name`` as a reader does; the page and whether the model is dirty once settled."""
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(60_000)
     if name.endswith(".ipynb"):
         page.goto(f"{url}lab/tree/{name}?reset", wait_until="domcontentloaded")
     else:
-        # What a reader does: right click the .md file, Open With -> Notebook (jupytext).
+        # Right click the .md file, Open With -> Notebook (jupytext).
         page.goto(f"{url}lab?reset", wait_until="domcontentloaded")
         page.locator(".jp-DirListing-item", has_text=name).click(button="right")
         page.locator(".lm-Menu-item", has_text="Open With").hover()
         submenu = page.locator(".lm-Menu").last
         submenu.locator(".lm-Menu-itemLabel").get_by_text("Notebook", exact=True).click()
-    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    page.wait_for_function(
+        "(name) => window.jupyterapp?.shell.currentWidget?.context?.path === name", arg=name
+    )
+    dirty = page.evaluate(SETTLED)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-    return page
+    return page, dirty
 
 
-# Known open defect (issue 19, item 6), still under investigation: with the kernel name and the
-# .md's canonical form fixed (tests/test_jupyterlab_forms.py passes), a JupyterLab on IPython 9
-# opens and saves the .ipynb cleanly, while the IPython 8.12 this machine image ships marks it
-# modified on open, and the .md (through jupytext) is marked modified on open in both. Not strict
-# while the outcome depends on the installed IPython: the report shows XPASS when a case passes.
-OPEN_DEFECT = pytest.mark.xfail(
-    strict=False, reason="JupyterLab marks the chapter modified on open (issue 19, item 6)"
-)
-
-
-@OPEN_DEFECT
-@pytest.mark.parametrize("name", [f"{CHAPTER}.ipynb", f"{CHAPTER}.md"])
+@pytest.mark.parametrize("name", NAMES)
 def test_open_and_save_leaves_the_file_byte_identical(
     browser: Browser, lab: tuple[str, Path], name: str
 ) -> None:
     url, folder = lab
     before = (folder / name).read_bytes()
-    page = open_and_save(browser, url, name)
+    page, dirty = open_settled(browser, url, name)
     tab = page.locator(".lm-TabBar-tab.jp-mod-current")
-    modified = "jp-mod-dirty" in (tab.get_attribute("class") or "")
+    marked = "jp-mod-dirty" in (tab.get_attribute("class") or "")
     page.screenshot(path=folder / f"{name}.png")
     page.locator(".jp-Notebook .jp-Cell").first.click(force=True)
     page.keyboard.press("Escape")
+    page.evaluate(NEXT_SAVE)
     page.keyboard.press("Control+s")
-    page.wait_for_function(  # a save takes well under a second; still dirty after 15 s = failed
-        "() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')",
-        timeout=15_000,
-    )
+    saved = page.evaluate("() => window.lfsSaved")
     page.close()
     after = (folder / name).read_bytes()
     (folder / name).write_bytes(before)
     problems = []
-    if modified:
+    if dirty or marked:
         problems.append(f"JupyterLab marked {name} modified on open, before any edit")
-    if after != before:
+    if saved != "completed":
+        problems.append(f"saving {name} did not complete: {saved}")
+    elif after != before:
         problems.append(f"saving {name} without edits changed {diff_lines(before, after)}")
     assert not problems, "\n".join(problems)
 
