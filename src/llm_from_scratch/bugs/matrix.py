@@ -1,0 +1,94 @@
+"""Every mutant against every check: the matrix of what catches what.
+
+A cell is ``caught`` when the check fails (or raises one of the package's errors) with the
+mutant on, ``missed`` when it passes although it reached the mutated piece, and ``n/a`` when the
+check never called that piece: it cannot catch what it does not run. The clean row runs every
+check with no mutant on; each must pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import ArgumentError, FromScratchError
+from .catalogue import MUTANTS, mutant
+from .checks import CHECKS, Outcome
+from .switch import Mutant, switched
+
+__all__ = ["CAUGHT", "MISSED", "NOT_APPLICABLE", "Cell", "Matrix", "run_check", "run_matrix"]
+
+CAUGHT, MISSED, NOT_APPLICABLE = "caught", "missed", "n/a"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One check run with one mutant on: its status, the check's reason and the time it took."""
+
+    status: str  # CAUGHT, MISSED or NOT_APPLICABLE
+    reason: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The clean run of every check and the cell of every (mutant, check) pair."""
+
+    mutants: tuple[str, ...]
+    checks: tuple[str, ...]
+    clean: dict[str, Outcome]
+    cells: dict[tuple[str, str], Cell]
+    seconds: float
+
+    def status(self, mutant: str, check: str) -> str:
+        """CAUGHT, MISSED or NOT_APPLICABLE."""
+        return self.cells[mutant, check].status
+
+    def catchers(self, mutant: str) -> list[str]:
+        """The checks that caught ``mutant``, in check order."""
+        return [c for c in self.checks if self.status(mutant, c) == CAUGHT]
+
+    def caught_by_check(self, check: str) -> list[str]:
+        """The mutants ``check`` caught, in catalogue order."""
+        return [m for m in self.mutants if self.status(m, check) == CAUGHT]
+
+
+def _outcome(check: str) -> Outcome:
+    """The check's outcome; one of the package's errors counts as a failure with its message."""
+    try:
+        return CHECKS[check].run()
+    except FromScratchError as error:
+        return Outcome(False, f"raised {type(error).__name__}: {error}")
+
+
+def run_check(wrong: str | Mutant | None, check: str) -> Cell:
+    """Run ``check`` with a mutant on (a catalogue name or a Mutant; None: the clean package)."""
+    start = time.perf_counter()
+    if wrong is None:
+        outcome = _outcome(check)
+        return Cell(
+            MISSED if outcome.passed else CAUGHT, outcome.reason, time.perf_counter() - start
+        )
+    entry = wrong if isinstance(wrong, Mutant) else mutant(wrong)
+    with switched(entry) as switch:
+        outcome = _outcome(check)
+    seconds = time.perf_counter() - start
+    if not switch.reached():
+        return Cell(NOT_APPLICABLE, f"never calls {entry.seam}", seconds)
+    return Cell(MISSED if outcome.passed else CAUGHT, outcome.reason, seconds)
+
+
+def run_matrix(
+    mutants: Iterable[str] | None = None, checks: Iterable[str] | None = None
+) -> Matrix:
+    """Run the clean package and every mutant against every check (all by default)."""
+    start = time.perf_counter()
+    mutant_names = tuple(MUTANTS if mutants is None else (mutant(m).name for m in mutants))
+    check_names = tuple(CHECKS if checks is None else checks)
+    for name in check_names:
+        if name not in CHECKS:
+            raise ArgumentError(f"run_matrix knows the checks {list(CHECKS)}; got {name!r}.")
+    clean = {c: _outcome(c) for c in check_names}
+    cells = {(m, c): run_check(m, c) for m in mutant_names for c in check_names}
+    return Matrix(mutant_names, check_names, clean, cells, time.perf_counter() - start)

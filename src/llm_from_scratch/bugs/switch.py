@@ -1,0 +1,110 @@
+"""Switching one mutant on: replace one attribute (the seam), count its calls, always restore.
+
+A seam is written ``"package.module:attribute"`` or ``"package.module:Class.attribute"``: a
+module-level function that the package looks up by name at call time (``ops.layer_norm``,
+``attention.split_heads``) or a method on a class (``AdamW.step``). Switching a mutant on sets
+that one attribute to the mutant's replacement for the length of a ``with`` block and puts the
+original back in ``finally``, whether the block ends, returns or raises. The clean modules hold
+no flag and no branch for any bug: the seam is an ordinary name lookup.
+
+Objects built while a mutant is on keep what it built (a Linear built with an extra bias keeps
+it after the block ends); switch a mutant on before building what should carry it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ArgumentError
+
+__all__ = ["Mutant", "Switch", "resolve_seam", "switched"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A named wrong variant of one piece of the package, and the checks that must catch it."""
+
+    name: str  # e.g. "unbiased-layernorm-variance"
+    chapter: int  # the chapter that builds the piece
+    piece: str  # the piece, as the chapter names it: "LayerNorm's variance"
+    wrong: str  # the mistake, in one sentence
+    seam: str  # the one attribute replaced: "llm_from_scratch.autodiff.ops:layer_norm"
+    make: Callable[[Any], Any]  # original → the wrong replacement
+    caught_by: frozenset[str]  # the checks that must fail while it is on (CI asserts it)
+
+
+@dataclass
+class Switch:
+    """What ``with bug(name) as switch`` gives: the mutant and how often its seam was reached."""
+
+    mutant: Mutant
+    hits: int = 0  # calls of the replacement while the mutant was on
+
+    def reached(self) -> bool:
+        """True once the code under test has called the replaced piece at least once."""
+        return self.hits > 0
+
+
+_active: list[str] = []  # the mutant switched on now, if any (one at a time)
+
+
+def resolve_seam(seam: str) -> tuple[Any, str]:
+    """(owner, attribute name) for ``"module:attribute"`` or ``"module:Class.attribute"``."""
+    module_name, _, path = seam.partition(":")
+    parts = path.split(".")
+    if not module_name or not path or not all(parts):
+        raise ArgumentError(
+            f"A seam is written 'package.module:attribute' or 'package.module:Class.attribute'; "
+            f"got {seam!r}."
+        )
+    owner: Any = importlib.import_module(module_name)
+    for part in parts[:-1]:
+        owner = getattr(owner, part)
+    if not hasattr(owner, parts[-1]):
+        raise ArgumentError(
+            f"The seam {seam!r} names no attribute: {owner!r} has no {parts[-1]!r}. The piece "
+            "was renamed or moved; point the mutant at its new name."
+        )
+    return owner, parts[-1]
+
+
+def _counting(replacement: Callable[..., Any], switch: Switch) -> Callable[..., Any]:
+    """The replacement, counting its calls in ``switch.hits``."""
+
+    @functools.wraps(replacement)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        switch.hits += 1
+        return replacement(*args, **kwargs)
+
+    return counted
+
+
+@contextmanager
+def switched(mutant: Mutant) -> Iterator[Switch]:
+    """Replace the mutant's seam inside the block and restore the original on any exit."""
+    if _active:
+        raise ArgumentError(
+            f"bug() switches on one mutant at a time; {_active[0]!r} is already on, so "
+            f"{mutant.name!r} cannot be nested inside it. Leave the first with-block first."
+        )
+    owner, attribute = resolve_seam(mutant.seam)
+    own = vars(owner)
+    had_own = attribute in own  # an inherited method is deleted again, not copied down
+    original = own[attribute] if had_own else getattr(owner, attribute)
+    switch = Switch(mutant)
+    replacement = _counting(mutant.make(original), switch)
+    _active.append(mutant.name)
+    try:
+        setattr(owner, attribute, replacement)
+        yield switch
+    finally:
+        if had_own:
+            setattr(owner, attribute, original)
+        elif vars(owner).get(attribute) is replacement:
+            delattr(owner, attribute)
+        _active.clear()
