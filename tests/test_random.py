@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import ArgumentError, InitializationError
+from llm_from_scratch.errors import ArgumentError
 from llm_from_scratch.random import SplitMix64, xavier_uniform
 
 
@@ -67,7 +67,7 @@ def test_xavier_bound_shape_and_reproducibility():
 @pytest.mark.parametrize(("fan_in", "fan_out"), [(0, 3), (2, 0), (-1, 3), (True, 3), (2.0, 3)])
 def test_xavier_rejects_empty_or_non_integer_fans_without_drawing(fan_in, fan_out):
     rng = SplitMix64(19)
-    with pytest.raises(InitializationError, match="positive integer fan"):
+    with pytest.raises(ArgumentError, match="positive integer fan"):
         xavier_uniform(fan_in, fan_out, rng)
     assert rng.state == SplitMix64(19).state
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import Tensor
-from llm_from_scratch.errors import ArgumentError, FromScratchError, HeadCountError, WidthError
+from llm_from_scratch.errors import ArgumentError, FromScratchError, WidthError
 from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.validate import (
     MAX_ELEMENTS,
@@ -54,8 +54,8 @@ def test_integer_minimum_wording() -> None:
 
 
 def test_error_class_is_the_callers() -> None:
-    with pytest.raises(HeadCountError):
-        positive_int(0, "num_heads", error=HeadCountError)
+    with pytest.raises(WidthError, match=r"^width must be at least 1; got 0\.$"):
+        positive_int(0, "width", error=WidthError)
 
 
 @pytest.mark.parametrize("value", [True, False, np.bool_(False)])

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .errors import ArgumentError, InitializationError
+from .errors import ArgumentError
 
 _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
@@ -83,7 +83,7 @@ def xavier_uniform(fan_in: int, fan_out: int, rng: SplitMix64) -> np.ndarray:
     """A [fan_in, fan_out] matrix drawn from U(−a, a) with a = √(6 / (fan_in + fan_out))."""
     for label, value in (("fan_in", fan_in), ("fan_out", fan_out)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value <= 0:
-            raise InitializationError(
+            raise ArgumentError(
                 f"Xavier initialisation needs a positive integer {label}; got {value!r}. "
                 "A layer with a zero-width side has nothing to initialise."
             )

@@ -4,8 +4,8 @@ Each helper returns the checked value in its plain form (``int``, ``bool``, ``fl
 array) or raises a :class:`~llm_from_scratch.errors.FromScratchError` subclass whose message
 states the rule, the value received and, where useful, the fix. Nothing is read by truthiness and
 nothing is coerced silently: ``2.0`` is not an integer, ``"no"`` is not a flag, and a ragged list
-is not an array. The caller picks the error class (a width check raises a ``WidthError``, a head
-count a ``HeadCountError``), so one helper serves every module without a class per message.
+is not an array. The caller picks the error class (a width check raises a ``WidthError``, a token
+ID a ``TokenError``), so one helper serves every module without a class per message.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from llm_from_scratch.errors import (
     FromScratchError,
     GraphReleasedError,
     NoGradientError,
-    SeedShapeError,
+    ShapeError,
     TapeError,
 )
 
@@ -259,7 +259,7 @@ def test_a_second_backward_without_retain_graph_is_refused(shape):
 @given(shapes.filter(lambda s: math.prod(s) > 1))
 def test_backward_on_a_non_scalar_needs_a_seed(shape):
     y = Tensor(np.ones(shape), requires_grad=True) * 3.0
-    with pytest.raises(SeedShapeError, match=str(shape).replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ShapeError, match=str(shape).replace("(", r"\(").replace(")", r"\)")):
         y.backward()
 
 
@@ -270,7 +270,7 @@ def test_a_seed_of_the_wrong_shape_is_refused_by_name(shape, seed_shape):
     same = seed_shape == shape
     assert (error is None) == same
     if not same:
-        assert isinstance(error, SeedShapeError)
+        assert isinstance(error, ShapeError)
 
 
 @given(shapes)

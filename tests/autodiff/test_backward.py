@@ -13,7 +13,6 @@ from llm_from_scratch.errors import (
     ArgumentError,
     GraphReleasedError,
     NoGradientError,
-    SeedShapeError,
     ShapeError,
     TapeError,
 )
@@ -28,13 +27,12 @@ def test_scalar_output_defaults_to_seed_one():
 def test_non_scalar_output_needs_a_seed_of_its_shape():
     x = Tensor([[1.0, 2.0]], requires_grad=True)
     y = x * 2.0
-    with pytest.raises(SeedShapeError, match=r"one-element output; got shape \(1, 2\)"):
+    with pytest.raises(ShapeError, match=r"one-element output; got shape \(1, 2\)"):
         y.backward()
-    with pytest.raises(SeedShapeError, match=r"seed must have the output's shape \(1, 2\); got"):
+    with pytest.raises(ShapeError, match=r"seed must have the output's shape \(1, 2\); got"):
         y.backward(np.ones(2), retain_graph=True)
     y.backward(Tensor([[1.0, -1.0]]))
     np.testing.assert_array_equal(x.grad, [[2.0, -2.0]])
-    assert isinstance(SeedShapeError("x"), ValueError)
 
 
 def test_gradients_accumulate_in_a_shared_leaf_and_across_backwards():
@@ -211,7 +209,7 @@ def test_a_vjp_must_name_its_output_parameter():
     def probe_op_for_signature_test(x):
         return x
 
-    registered = Op(probe_op_for_signature_test)
+    registered = Op(probe_op_for_signature_test, example=OPS["neg"].example)
     try:
         with pytest.raises(TapeError, match=r"second parameter named out \(or _out"):
             registered.vjp(lambda grad, output, x: grad)

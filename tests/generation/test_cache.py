@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import ArgumentError, ContextLengthError
+from llm_from_scratch.errors import ArgumentError, TokenError
 from llm_from_scratch.generation import KVCache, cache_bytes, decode_step, generate, prefill
 from llm_from_scratch.nn import Decoder
 from llm_from_scratch.random import SplitMix64
@@ -116,7 +116,7 @@ def test_cache_memory_is_two_layers_positions_width_eight_bytes_per_row():
 def test_cache_refuses_positions_outside_its_capacity():
     m = model("rope")
     cache = KVCache(m, 1, 4)
-    with pytest.raises(ContextLengthError, match=r"\[0, 4\)"):
+    with pytest.raises(TokenError, match=r"\[0, 4\)"):
         cache.start(np.array([[4]]))
     with pytest.raises(ArgumentError, match="B = 1"):
         cache.start(np.array([[0], [1]]))

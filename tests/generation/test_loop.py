@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import grad_enabled
-from llm_from_scratch.errors import ArgumentError, ContextLengthError, TokenIdError
+from llm_from_scratch.errors import ArgumentError, TokenError
 from llm_from_scratch.generation import KVCache, generate, pad_prompts, prefill
 from llm_from_scratch.nn import Decoder
 from llm_from_scratch.random import SplitMix64
@@ -82,10 +82,10 @@ def test_pad_prompts_pads_right_and_reports_lengths():
         ({"top_k": 0}, ArgumentError, "top_k"),
         ({"top_p": 0.0}, ArgumentError, "top_p"),
         ({"top_p": 1.5}, ArgumentError, "top_p"),
-        ({"context": 3}, ContextLengthError, "context of 3"),
+        ({"context": 3}, TokenError, "context of 3"),
         ({"rng": None}, ArgumentError, "SplitMix64"),
         ({"max_new_tokens": -1}, ArgumentError, "max_new_tokens"),
-        ({"end_id": 11}, TokenIdError, "end_id"),
+        ({"end_id": 11}, TokenError, "end_id"),
     ],
 )
 def test_bad_arguments_are_refused_before_any_work(kwargs, error, match):
@@ -94,9 +94,18 @@ def test_bad_arguments_are_refused_before_any_work(kwargs, error, match):
         generate(model(), PROMPTS, **options)
 
 
-@pytest.mark.parametrize("prompts", [[], [[]], [[1, 99]], "abc", [[1.5]]])
-def test_bad_prompts_are_refused(prompts):
-    with pytest.raises(TokenIdError):
+@pytest.mark.parametrize(
+    ("prompts", "match"),
+    [
+        ([], "at least one prompt"),
+        ([[]], "must be integers; got dtype float64"),
+        ([[1, 99]], r"must lie in \[0, 11\)"),
+        ("abc", "list of token-ID sequences"),
+        ([[1.5]], "must be integers; got dtype float64"),
+    ],
+)
+def test_bad_prompts_are_refused(prompts, match):
+    with pytest.raises(TokenError, match=match):
         generate(model(), prompts, max_new_tokens=1, do_sample=False)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import PositionShapeError
+from llm_from_scratch.errors import ShapeError
 from llm_from_scratch.nn import ALiBiPositions, alibi_bias
 from llm_from_scratch.nn.positions import alibi_bias_at
 
@@ -28,7 +28,7 @@ def test_alibi_bias_at_hand_computed_rows_at_different_positions():
 
 @pytest.mark.parametrize("positions", [np.array([1, 2]), np.array([[0.5]])])
 def test_alibi_bias_at_needs_integer_positions_b_by_l(positions):
-    with pytest.raises(PositionShapeError, match=r"\[B, L\]"):
+    with pytest.raises(ShapeError, match=r"\[B, L\]"):
         alibi_bias_at(np.array([0.5]), positions, 3)
 
 

@@ -10,20 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_from_scratch.autodiff import Tensor, gradcheck
-from llm_from_scratch.errors import (
-    ArgumentError,
-    AttentionRankError,
-    AttentionShapeError,
-    AttentionWeightError,
-    HeadCountError,
-    HeadSplitError,
-    InputWidthError,
-    MaskShapeError,
-    MaskTypeError,
-    QueryLengthError,
-    ScoreBiasError,
-    WidthError,
-)
+from llm_from_scratch.errors import ArgumentError, RankError, ShapeError, WidthError
 from llm_from_scratch.nn import (
     MultiHeadAttention,
     PositionScheme,
@@ -121,9 +108,9 @@ def test_initialisation_is_deterministic_and_transactional():
         np.testing.assert_array_equal(p.value, r.value)
     rng = SplitMix64(19)
     before = rng.state
-    with pytest.raises(HeadSplitError):
+    with pytest.raises(WidthError, match="D = 8 must be divisible by num_heads H = 3"):
         MultiHeadAttention(8, 3, rng=rng)
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match="name"):
         MultiHeadAttention(8, 2, name="", rng=rng)
     assert rng.state == before
     MultiHeadAttention(8, 2, rng=rng)
@@ -582,10 +569,10 @@ def test_position_hook_errors():
     rng = SplitMix64(27)
     x = Tensor(rng.normal((1, 3, 4)))
     layer = MultiHeadAttention(4, 2, positions=BadBias(), rng=rng)
-    with pytest.raises(ScoreBiasError, match=r"must return \[H, L, S\] = \[2, 3, 3\]"):
+    with pytest.raises(ShapeError, match=r"must return \[H, L, S\] = \[2, 3, 3\]"):
         layer(x)
     layer.positions = BadRotate()
-    with pytest.raises(AttentionShapeError, match="rotate must keep the shape"):
+    with pytest.raises(ShapeError, match="rotate must keep the shape"):
         layer(x)
     with pytest.raises(ArgumentError, match="PositionScheme protocol"):
         MultiHeadAttention(4, 2, positions=object(), rng=rng)
@@ -596,22 +583,21 @@ def test_position_hook_errors():
 
 def test_head_errors():
     x = Tensor(np.zeros((1, 2, 6)))
-    with pytest.raises(HeadSplitError, match=r"D = 6 must be divisible by num_heads H = 4"):
+    with pytest.raises(WidthError, match=r"D = 6 must be divisible by num_heads H = 4"):
         split_heads(x, 4)
-    with pytest.raises(HeadCountError, match="at least 1; got 0"):
+    with pytest.raises(ArgumentError, match="at least 1; got 0"):
         split_heads(x, 0)
-    with pytest.raises(HeadCountError, match=r"positive integer; got 2\.0"):
+    with pytest.raises(ArgumentError, match=r"positive integer; got 2\.0"):
         split_heads(x, 2.0)
-    with pytest.raises(AttentionRankError, match=r"\[B, T, D\] \(rank 3\); got shape \(2, 6\)"):
+    with pytest.raises(RankError, match=r"\[B, T, D\] \(rank 3\); got shape \(2, 6\)"):
         split_heads(Tensor(np.zeros((2, 6))), 2)
-    with pytest.raises(AttentionRankError, match=r"rank 4\); got shape \(1, 2, 6\)"):
+    with pytest.raises(RankError, match=r"rank 4\); got shape \(1, 2, 6\)"):
         merge_heads(x)
-    assert issubclass(HeadSplitError, WidthError) and issubclass(HeadSplitError, ValueError)
 
 
 def test_module_errors():
     rng = SplitMix64(28)
-    with pytest.raises(HeadSplitError):
+    with pytest.raises(WidthError, match="D = 6 must be divisible by num_heads H = 4"):
         MultiHeadAttention(6, 4, rng=rng)
     with pytest.raises(WidthError, match="at least 1; got 0"):
         MultiHeadAttention(0, 1, rng=rng)
@@ -620,52 +606,52 @@ def test_module_errors():
     with pytest.raises(ArgumentError, match="SplitMix64"):
         MultiHeadAttention(4, 2, rng=None)
     square = np.zeros((4, 4))
-    with pytest.raises(AttentionWeightError, match=r"wk must be a square \[D, D\]"):
+    with pytest.raises(ShapeError, match=r"wk must be a square \[D, D\]"):
         MultiHeadAttention.from_parameters(square, np.zeros((4, 2)), square, square, num_heads=2)
-    with pytest.raises(AttentionWeightError, match="share one shape"):
+    with pytest.raises(ShapeError, match="share one shape"):
         MultiHeadAttention.from_parameters(square, square, np.zeros((2, 2)), square, num_heads=2)
-    with pytest.raises(HeadSplitError):
+    with pytest.raises(WidthError, match="D = 4 must be divisible by num_heads H = 3"):
         MultiHeadAttention.from_parameters(square, square, square, square, num_heads=3)
     layer = MultiHeadAttention(4, 2, rng=rng)
-    with pytest.raises(InputWidthError, match=r"last axis is 4; got shape \(1, 2, 5\)"):
+    with pytest.raises(WidthError, match=r"last axis is 4; got shape \(1, 2, 5\)"):
         layer(Tensor(np.zeros((1, 2, 5))))
-    with pytest.raises(AttentionRankError, match=r"rank 3\); got shape \(2, 4\)"):
+    with pytest.raises(RankError, match=r"rank 3\); got shape \(2, 4\)"):
         layer(Tensor(np.zeros((2, 4))))
 
 
 def test_attention_shape_errors():
     q, k, v = qkv(29, batch=1, heads=2, queries=2, keys=3)
-    with pytest.raises(AttentionRankError, match="k of rank 4"):
+    with pytest.raises(RankError, match="k of rank 4"):
         scaled_dot_product_attention(q, k[0], v)
-    with pytest.raises(AttentionShapeError, match="share batch and head"):
+    with pytest.raises(ShapeError, match="share batch and head"):
         scaled_dot_product_attention(q, k[:, :1], v)
-    with pytest.raises(AttentionShapeError, match="same width d_h"):
+    with pytest.raises(ShapeError, match="same width d_h"):
         scaled_dot_product_attention(q, k[..., :1], v)
-    with pytest.raises(AttentionShapeError, match="same length S"):
+    with pytest.raises(ShapeError, match="same length S"):
         scaled_dot_product_attention(q, k, v[:, :, :2])
-    with pytest.raises(AttentionShapeError, match="width d_h of at least 1"):
+    with pytest.raises(ShapeError, match="width d_h of at least 1"):
         scaled_dot_product_attention(q[..., :0], k[..., :0], v)
-    with pytest.raises(QueryLengthError, match="L <= S; got L = 2, S = 1"):
+    with pytest.raises(ShapeError, match="L <= S; got L = 2, S = 1"):
         scaled_dot_product_attention(q, k[:, :, :1], v[:, :, :1], causal=True)
 
 
 def test_mask_errors():
     q, k, v = qkv(30, batch=2, heads=2, queries=2, keys=3)
-    with pytest.raises(MaskShapeError, match=r"\[L, S\] = \[2, 3\].*\[B·H, L, S\] = \[4, 2, 3\]"):
+    with pytest.raises(ShapeError, match=r"\[L, S\] = \[2, 3\].*\[B·H, L, S\] = \[4, 2, 3\]"):
         scaled_dot_product_attention(q, k, v, mask=np.zeros((2, 2, 2, 3), bool))
-    with pytest.raises(MaskShapeError, match=r"\[B, S\] = \[2, 3\]"):
+    with pytest.raises(ShapeError, match=r"\[B, S\] = \[2, 3\]"):
         scaled_dot_product_attention(q, k, v, key_padding_mask=np.zeros((3,), bool))
-    with pytest.raises(MaskTypeError, match=r"Boolean .* or float"):
+    with pytest.raises(ArgumentError, match=r"Boolean .* or float"):
         scaled_dot_product_attention(q, k, v, mask=np.zeros((2, 3), int))
-    with pytest.raises(MaskTypeError, match="NaN or \\+inf"):
+    with pytest.raises(ArgumentError, match="NaN or \\+inf"):
         scaled_dot_product_attention(q, k, v, mask=np.full((2, 3), np.inf))
-    with pytest.raises(MaskTypeError, match="same type"):
+    with pytest.raises(ArgumentError, match="same type"):
         scaled_dot_product_attention(
             q, k, v, mask=np.zeros((2, 3), bool), key_padding_mask=np.zeros((2, 3))
         )
-    with pytest.raises(ScoreBiasError, match=r"broadcast to that shape"):
+    with pytest.raises(ShapeError, match=r"broadcast to that shape"):
         scaled_dot_product_attention(q, k, v, bias=np.zeros((3, 2, 3)))
-    with pytest.raises(ScoreBiasError, match="finite"):
+    with pytest.raises(ShapeError, match="finite"):
         scaled_dot_product_attention(q, k, v, bias=np.full((2, 3), -np.inf))
     with pytest.raises(ArgumentError, match="non-negative integer"):
         causal_mask(-1, 2)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import Tensor, gradcheck, gradcheck_parameters
-from llm_from_scratch.errors import BlockConfigError, WidthError
+from llm_from_scratch.errors import ArgumentError, WidthError
 from llm_from_scratch.nn import MixtureOfExperts, TransformerBlock
 from llm_from_scratch.random import SplitMix64
 
@@ -107,7 +107,7 @@ def test_bad_options_are_typed_and_leave_the_generator_alone():
         {"ffn": "relu"},
         {"positions": "learned"},
     ):
-        with pytest.raises(BlockConfigError, match="must be one of"):
+        with pytest.raises(ArgumentError, match="must be one of"):
             TransformerBlock(4, 2, 8, rng=rng, **kwargs)
     with pytest.raises(ValueError, match="divisible"):
         TransformerBlock(5, 2, 8, rng=rng)

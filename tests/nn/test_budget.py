@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_from_scratch.errors import BudgetArgumentError
+from llm_from_scratch.errors import ArgumentError
 from llm_from_scratch.nn import (
     GLU,
     FeedForward,
@@ -90,7 +90,7 @@ def test_explicit_hidden_width_and_multiplier() -> None:
     assert parameter_budget(4, ffn_hidden_width=10, num_layers=1).ffn_per_block == 80
     assert parameter_budget(4, 2.5, num_layers=1).ffn_hidden_width == 10
     assert dense_hidden_width(6, 8 / 3) == 16
-    with pytest.raises(BudgetArgumentError):
+    with pytest.raises(ArgumentError, match="must be a whole number of features"):
         dense_hidden_width(8, 8 / 3)
 
 
@@ -114,6 +114,6 @@ def test_explicit_hidden_width_and_multiplier() -> None:
     ],
 )
 def test_errors(kwargs: dict, message: str) -> None:
-    with pytest.raises(BudgetArgumentError) as info:
+    with pytest.raises(ArgumentError) as info:
         parameter_budget(**kwargs)
     assert str(info.value).startswith(message)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import gradcheck_parameters
-from llm_from_scratch.errors import TokenIdError
+from llm_from_scratch.errors import TokenError
 from llm_from_scratch.nn import Decoder, Embedding
 from llm_from_scratch.random import SplitMix64
 
@@ -97,13 +97,13 @@ def test_decoder_parameter_gradients(positions):
 
 def test_bad_ids_and_lengths_are_typed():
     model = decoder()
-    with pytest.raises(TokenIdError, match=r"in \[0, 10\)"):
+    with pytest.raises(TokenError, match=r"in \[0, 10\)"):
         model(np.array([[1, 10]]))
-    with pytest.raises(TokenIdError, match="integers"):
+    with pytest.raises(TokenError, match="integers"):
         model(np.array([[1.0, 2.0]]))
-    with pytest.raises(TokenIdError, match=r"\[B, T\]"):
+    with pytest.raises(TokenError, match=r"\[B, T\]"):
         model(np.array([1, 2]))
-    with pytest.raises(TokenIdError, match=r"in \[1, 4\]"):
+    with pytest.raises(TokenError, match=r"in \[1, 4\]"):
         model.greedy_step(IDS, lengths=np.array([0, 4]))
 
 

@@ -9,17 +9,7 @@ import pytest
 from scipy.special import erf
 
 from llm_from_scratch.autodiff import Tensor, gradcheck
-from llm_from_scratch.errors import (
-    ActivationError,
-    ArgumentError,
-    BiasWidthError,
-    DownInputWidthError,
-    FeedForwardWidthError,
-    GatedProjectionError,
-    InputWidthError,
-    ScalarInputError,
-    WeightRankError,
-)
+from llm_from_scratch.errors import ArgumentError, RankError, WidthError
 from llm_from_scratch.nn import GLU, FeedForward, SwiGLU
 from llm_from_scratch.nn.feedforward import ACTIVATIONS, activate
 from llm_from_scratch.random import SplitMix64
@@ -121,12 +111,10 @@ def test_glu_gradcheck() -> None:
 
 
 def test_glu_errors_name_the_projection() -> None:
-    with pytest.raises(DownInputWidthError):
+    with pytest.raises(WidthError, match=r"^GLU down projection must read the hidden width 3"):
         GLU.from_parameters(np.ones((2, 3)), np.ones((2, 3)), np.ones((4, 2)))
-    with pytest.raises(GatedProjectionError) as info:
+    with pytest.raises(RankError, match=r"^GLU gate projection: Linear weight must be rank 2"):
         GLU.from_parameters(np.ones(3), np.ones((2, 3)), np.ones((3, 2)))
-    assert info.value.projection == "gate"
-    assert str(info.value).startswith("GLU gate projection: Linear weight must be rank 2")
 
 
 # --- FeedForward construction --------------------------------------------------------------------
@@ -257,7 +245,7 @@ def test_from_parameters_allows_bias_free() -> None:
 
 
 def test_activation_error_message() -> None:
-    with pytest.raises(ActivationError) as info:
+    with pytest.raises(ArgumentError) as info:
         FeedForward(2, 3, activation="tanh", rng=SplitMix64(0))
     assert str(info.value) == (
         "FeedForward activation must be one of 'gelu', 'relu', 'silu', 'identity'; got 'tanh'."
@@ -265,7 +253,7 @@ def test_activation_error_message() -> None:
 
 
 def test_width_error_messages() -> None:
-    with pytest.raises(FeedForwardWidthError) as info:
+    with pytest.raises(WidthError) as info:
         FeedForward(2, 0, rng=SplitMix64(0))
     assert str(info.value) == "FeedForward hidden width must be at least 1; got 0."
     with pytest.raises(ArgumentError) as info:
@@ -276,32 +264,32 @@ def test_width_error_messages() -> None:
 
 
 def test_from_parameters_errors() -> None:
-    with pytest.raises(FeedForwardWidthError) as info:
+    with pytest.raises(WidthError) as info:
         FeedForward.from_parameters(np.ones((2, 3)), None, np.ones((4, 2)), None)
     assert str(info.value) == (
         "FeedForward W₂ must read the hidden width 3 that W₁ produces; got W₂ of shape (4, 2). "
         "Its first axis must be 3."
     )
-    with pytest.raises(FeedForwardWidthError) as info:
+    with pytest.raises(WidthError) as info:
         FeedForward.from_parameters(np.ones((2, 3)), None, np.ones((3, 5)), None)
     assert str(info.value) == (
         "FeedForward must return the model width 2 it reads (a residual adds its output to its "
         "input); got W₂ of shape (3, 5). Its second axis must be 2."
     )
-    with pytest.raises(WeightRankError):
+    with pytest.raises(RankError, match="weight must be rank 2"):
         FeedForward.from_parameters(np.ones(3), None, np.ones((3, 1)), None)
-    with pytest.raises(BiasWidthError):
+    with pytest.raises(WidthError, match="bias width must equal the output width 3; got 2"):
         FeedForward.from_parameters(np.ones((2, 3)), np.zeros(2), np.ones((3, 2)), None)
 
 
 def test_input_errors() -> None:
     ffn = FeedForward(2, 3, rng=SplitMix64(0))
-    with pytest.raises(InputWidthError) as info:
+    with pytest.raises(WidthError) as info:
         ffn(np.ones((1, 3)))
     assert str(info.value) == (
         "FeedForward(2 -> 3 -> 2) expects input whose last axis is 2; got shape (1, 3)."
     )
-    with pytest.raises(ScalarInputError) as info:
+    with pytest.raises(RankError) as info:
         ffn(1.0)
     assert str(info.value) == (
         "FeedForward(2 -> 3 -> 2) needs an input with a feature axis; got a rank-0 value. Wrap a "

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_from_scratch.autodiff import Tensor, gradcheck
-from llm_from_scratch.errors import CapacityError, ExpertCountError, WidthError
+from llm_from_scratch.errors import ArgumentError, WidthError
 from llm_from_scratch.nn.moe import (
     MixtureOfExperts,
     TopKRouter,
@@ -183,11 +183,11 @@ def test_gradients_within_a_fixed_selection():
 
 def test_errors_are_typed_and_construction_is_transactional():
     rng = SplitMix64(1)
-    with pytest.raises(ExpertCountError, match="k must be at most"):
+    with pytest.raises(ArgumentError, match="k must be at most"):
         TopKRouter(4, 2, 3, rng=rng)
-    with pytest.raises(CapacityError, match="overflow must be one of"):
+    with pytest.raises(ArgumentError, match="overflow must be one of"):
         MixtureOfExperts(4, 4, 2, 1, overflow="reroute", rng=rng)
-    with pytest.raises(CapacityError, match="capacity must be None or an integer"):
+    with pytest.raises(ArgumentError, match="capacity must be None or an integer"):
         MixtureOfExperts(4, 4, 2, 1, capacity=-1, rng=rng)
     with pytest.raises(ValueError, match="MixtureOfExperts hidden_width must be at least 1"):
         MixtureOfExperts(4, 0, 2, 1, rng=rng)  # hidden width 0 fails inside the first expert
@@ -201,7 +201,7 @@ def test_capacity_from_factor():
     assert capacity_from_factor(10, 4, 2, 1.25) == 7
     assert capacity_from_factor(100, 10, 1, 1.1) == 11  # float rounding must not add a slot
     for bad in (-0.5, float("nan"), float("inf")):
-        with pytest.raises(CapacityError, match="finite and non-negative"):
+        with pytest.raises(ArgumentError, match="finite and non-negative"):
             capacity_from_factor(4, 2, 1, bad)
 
 

@@ -8,18 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_from_scratch.autodiff import Tensor, gradcheck
-from llm_from_scratch.errors import (
-    AlibiHeadCountError,
-    AngleShapeError,
-    ArgumentError,
-    OddWidthError,
-    PairingError,
-    PositionShapeError,
-    QueryLengthError,
-    RankError,
-    RotaryWidthError,
-    WidthError,
-)
+from llm_from_scratch.errors import ArgumentError, RankError, ShapeError, WidthError
 from llm_from_scratch.nn import (
     ALiBiPositions,
     RoPEPositions,
@@ -71,9 +60,8 @@ def test_sinusoidal_empty_table_has_shape_zero_by_width():
 
 
 def test_odd_width_is_a_typed_error_with_the_fix():
-    with pytest.raises(OddWidthError) as info:
+    with pytest.raises(WidthError) as info:
         sinusoidal_encoding(3, 7)
-    assert isinstance(info.value, WidthError)
     message = str(info.value)
     assert "must be even; got 7" in message
     assert "Use 6 or 8" in message
@@ -144,7 +132,7 @@ def test_custom_slopes_and_their_errors():
     )
     scheme = ALiBiPositions(2, slopes=[0.5, 2.0])
     np.testing.assert_array_equal(scheme.slopes, [0.5, 2.0])
-    with pytest.raises(AlibiHeadCountError) as info:
+    with pytest.raises(ArgumentError) as info:
         alibi_bias(3, 2, 2, slopes=[0.5, 2.0])
     assert "3 heads need slopes of shape (3,); got shape (2,)" in str(info.value)
     for bad in ([0.5, 0.0], [0.5, -1.0], [0.5, float("nan")]):
@@ -174,11 +162,11 @@ def test_alibi_bias_queries_are_the_last_positions():
 
 
 def test_alibi_errors():
-    with pytest.raises(QueryLengthError) as info:
+    with pytest.raises(ShapeError) as info:
         alibi_bias(2, 5, 3)
     assert "query_len must be <= key_len; got query_len=5, key_len=3" in str(info.value)
     for bad in (0, -2, 2.0, True):
-        with pytest.raises(AlibiHeadCountError) as info:
+        with pytest.raises(ArgumentError) as info:
             alibi_slopes(bad)
         assert f"got {bad!r}" in str(info.value)
 
@@ -403,38 +391,40 @@ def test_rotate_pairs_reads_a_tensor_of_angles_by_value():
 
 
 def test_rotate_pairs_errors():
-    with pytest.raises(PairingError) as info:
+    with pytest.raises(ArgumentError) as info:
         rotate_pairs(Tensor([1.0, 0.0]), [0.0], pairing="split")
     assert "got 'split'" in str(info.value)
-    with pytest.raises(OddWidthError) as info:
+    with pytest.raises(WidthError) as info:
         rotate_pairs(Tensor([1.0, 0.0, 2.0]), [0.0])
     assert "last axis must be even; got shape (3,)" in str(info.value)
-    with pytest.raises(AngleShapeError) as info:
+    with pytest.raises(ShapeError) as info:
         rotate_pairs(Tensor(np.ones((2, 4))), np.zeros((3,)))
     assert "broadcast to (2, 2)" in str(info.value)
     assert "got angles of shape (3,)" in str(info.value)
-    with pytest.raises(AngleShapeError):
+    with pytest.raises(
+        ShapeError, match=r"broadcast to \(2, 2\).*got angles of shape \(5, 2, 2\)"
+    ):
         rotate_pairs(Tensor(np.ones((2, 4))), np.zeros((5, 2, 2)))  # would grow the output
-    with pytest.raises(RankError):
+    with pytest.raises(RankError, match=r"needs x with a feature axis \[\.\.\., d\]"):
         rotate_pairs(Tensor(1.0), 0.0)
 
 
 def test_rotary_embedding_errors():
-    with pytest.raises(OddWidthError) as info:
+    with pytest.raises(WidthError) as info:
         RotaryEmbedding(5)
     assert "head_width must be even; got 5" in str(info.value)
-    with pytest.raises(PairingError):
+    with pytest.raises(ArgumentError, match=r"pairing must be .*got 'rotate_half'"):
         RotaryEmbedding(4, pairing="rotate_half")
     with pytest.raises(ArgumentError):
         RotaryEmbedding(4, base=-1.0)
     rope = RotaryEmbedding(4)
-    with pytest.raises(RotaryWidthError) as info:
+    with pytest.raises(WidthError) as info:
         rope(Tensor(np.ones((2, 6))))
     assert "expects input whose last axis is 4; got shape (2, 6)" in str(info.value)
     with pytest.raises(RankError) as info:
         rope(Tensor(np.ones(4)))
     assert "got shape (4,)" in str(info.value)
-    with pytest.raises(PositionShapeError) as info:
+    with pytest.raises(ShapeError) as info:
         rope(Tensor(np.ones((3, 4))), [0.0, 1.0])
     assert "broadcast to (3,)" in str(info.value)
 
@@ -453,7 +443,7 @@ def test_alibi_scheme_gives_the_bias_and_leaves_q_k_alone():
     np.testing.assert_array_equal(scheme.score_bias(4, 2, 5), alibi_bias(4, 2, 5))
     t = Tensor(np.ones((1, 4, 3, 2)))
     assert scheme.rotate(t) is t
-    with pytest.raises(AlibiHeadCountError) as info:
+    with pytest.raises(ArgumentError) as info:
         scheme.score_bias(2, 3, 3)
     assert "built with 4 slopes" in str(info.value)
     assert repr(scheme) == "ALiBiPositions(num_heads=4)"

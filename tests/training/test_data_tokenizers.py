@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import ArgumentError, ShapeError, TokenIdError
+from llm_from_scratch.errors import ArgumentError, ShapeError, TokenError
 from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.training import (
     IGNORE_INDEX,
@@ -84,13 +84,13 @@ def test_char_tokenizer_round_trip_and_unknown_policy() -> None:
     assert tok.characters == tuple(sorted(set("hello, world"))) and tok.vocab_size == 9
     assert tok.decode(tok.encode("world, hello")) == "world, hello"
     assert tok.encode("lo").tolist() == [tok.characters.index("l"), tok.characters.index("o")]
-    with pytest.raises(TokenIdError, match=r"'z' \(position 2\)"):
+    with pytest.raises(TokenError, match=r"'z' \(position 2\)"):
         tok.encode("woz")
     lenient = CharTokenizer.from_text("hello, world", unknown=" ")
     assert lenient.decode(lenient.encode("hazel")) == "h  el"  # a and z are unknown
     with pytest.raises(ArgumentError, match="unknown"):
         CharTokenizer("ab", unknown="c")
-    with pytest.raises(TokenIdError, match=r"\[0, 9\)"):
+    with pytest.raises(TokenError, match=r"\[0, 9\)"):
         tok.decode([9])
 
 
@@ -155,5 +155,5 @@ def test_bigram_baseline_by_hand() -> None:
     p11 = (1 + alpha) / (2 + 2 * alpha)
     expected = -(math.log2(p01) + math.log2(p11)) / 2
     assert bigram_bits_per_char(train, validation, 2, alpha) == pytest.approx(expected, 1e-14)
-    with pytest.raises(TokenIdError):
+    with pytest.raises(TokenError, match=r"must lie in \[0, 2\)"):
         bigram_bits_per_char(train, np.array([0, 2]), 2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import Tensor, gradcheck
-from llm_from_scratch.errors import ArgumentError, ShapeError, TokenIdError
+from llm_from_scratch.errors import ArgumentError, ShapeError, TokenError
 from llm_from_scratch.nn.decoder import Decoder
 from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.training import cross_entropy
@@ -87,9 +87,9 @@ def test_refusals() -> None:
     z = Tensor(np.zeros((2, 3)))
     with pytest.raises(ShapeError, match="one target per logit row"):
         cross_entropy(z, np.array([0, 1, 2]))
-    with pytest.raises(TokenIdError, match="integers"):
+    with pytest.raises(TokenError, match="integers"):
         cross_entropy(z, np.array([0.0, 1.0]))
-    with pytest.raises(TokenIdError, match=r"\[0, 3\)"):
+    with pytest.raises(TokenError, match=r"\[0, 3\)"):
         cross_entropy(z, np.array([0, 3]))
     with pytest.raises(ArgumentError, match="no target"):
         cross_entropy(z, np.array([-1, -1]), ignore_index=-1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import ArgumentError, TokenIdError
+from llm_from_scratch.errors import ArgumentError, TokenError
 from llm_from_scratch.nn.decoder import Decoder
 from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.training import generate, sample_next
@@ -59,7 +59,7 @@ def test_sample_next_refusals_leave_the_generator_alone() -> None:
 
 def test_generate_refusals() -> None:
     model = Decoder(7, 8, 1, 2, 16, rng=SplitMix64(1))
-    with pytest.raises(TokenIdError):
+    with pytest.raises(TokenError, match=r"must lie in \[0, 7\); got values from 9 to 9"):
         generate(model, np.array([[9]]), 1, SplitMix64(0))
     with pytest.raises(ArgumentError, match="temperature"):
         generate(model, np.array([[1]]), 1, SplitMix64(0), temperature=-1.0)

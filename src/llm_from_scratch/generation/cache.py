@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, ContextLengthError
+from ..errors import ArgumentError, TokenError
 from ..nn.decoder import Decoder
 from ..validate import element_count, positive_int
 
@@ -72,8 +72,8 @@ class LayerCache:
         self.written = (k, v)
         key_len = int(positions.max()) + 1
         blocked = np.arange(key_len)[None, None, :] > positions[:, :, None]  # (B, L, S)
-        keys = Tensor._constant(self.keys[:, :, :key_len])  # (B, H, S, d_h), a view
-        values = Tensor._constant(self.values[:, :, :key_len])
+        keys = Tensor.wrap(self.keys[:, :, :key_len])  # (B, H, S, d_h), a view
+        values = Tensor.wrap(self.values[:, :, :key_len])
         return keys, values, blocked
 
 
@@ -114,7 +114,7 @@ class KVCache:
                 f"{array.dtype} array of shape {array.shape}."
             )
         if array.size and (array.min() < 0 or array.max() >= self.capacity):
-            raise ContextLengthError(
+            raise TokenError(
                 f"positions must lie in [0, {self.capacity}), the positions this cache holds; "
                 f"got values from {array.min()} to {array.max()}. Build the cache with a "
                 "larger capacity (the context)."

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor, no_grad
-from ..errors import ArgumentError, ContextLengthError, TokenIdError
+from ..errors import ArgumentError, TokenError
 from ..nn.decoder import Decoder, check_ids
 from ..random import SplitMix64
 from ..validate import boolean, generator, integer, non_negative_int, positive_int
@@ -41,17 +41,17 @@ def pad_prompts(prompts: Any, vocab_size: int, pad_id: int = 0) -> tuple[np.ndar
     if isinstance(prompts, np.ndarray) and prompts.ndim == 2:
         prompts = list(prompts)
     if not isinstance(prompts, Sequence | np.ndarray) or isinstance(prompts, str | bytes):
-        raise TokenIdError(
+        raise TokenError(
             f"prompts must be a list of token-ID sequences (one per row); got "
             f"{type(prompts).__name__}."
         )
     if len(prompts) == 0:
-        raise TokenIdError("prompts must hold at least one prompt; got none.")
+        raise TokenError("prompts must hold at least one prompt; got none.")
     rows = []
     for b, prompt in enumerate(prompts):
         row = check_ids(np.asarray(prompt).reshape(1, -1), vocab_size)[0]
         if row.size == 0:
-            raise TokenIdError(
+            raise TokenError(
                 f"every prompt needs at least one token (the model predicts from the last "
                 f"one); prompt {b} is empty."
             )
@@ -120,18 +120,18 @@ def generate(
             check_top_k(top_k)
         if top_p is not None:
             check_top_p(top_p)
-    pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenIdError)
+    pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenError)
     if end_id is not None:
-        end_id = integer(end_id, "end_id", minimum=0, error=TokenIdError)
+        end_id = integer(end_id, "end_id", minimum=0, error=TokenError)
         if end_id >= model.vocab_size:
-            raise TokenIdError(f"end_id must lie in [0, {model.vocab_size}); got {end_id}.")
+            raise TokenError(f"end_id must lie in [0, {model.vocab_size}); got {end_id}.")
     ids, lengths = pad_prompts(prompts, model.vocab_size, pad_id)
     batch, longest = ids.shape
     if context is None:
         context = longest + max(max_new_tokens, 1)
     context = positive_int(context, "context", fix="context is the most positions a row holds.")
     if longest > context:
-        raise ContextLengthError(
+        raise TokenError(
             f"every prompt must fit the context of {context} positions; prompt "
             f"{int(np.argmax(lengths))} has {longest} tokens. Shorten it (keep its last "
             f"{context} tokens) or raise context."

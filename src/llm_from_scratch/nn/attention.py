@@ -25,22 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..autodiff import Tensor, ops
-from ..errors import (
-    AlibiHeadCountError,
-    ArgumentError,
-    AttentionRankError,
-    AttentionShapeError,
-    AttentionWeightError,
-    HeadCountError,
-    HeadSplitError,
-    InputWidthError,
-    MaskShapeError,
-    MaskTypeError,
-    QueryLengthError,
-    RotaryWidthError,
-    ScoreBiasError,
-    WidthError,
-)
+from ..errors import ArgumentError, RankError, ShapeError, WidthError
 from ..random import SplitMix64
 from ..validate import array, boolean, element_count, generator, non_negative_int, positive_int
 from ..validate import tensor as as_tensor
@@ -94,12 +79,12 @@ class AttentionCache(Protocol):
 
 
 def _check_head_count(num_heads: Any) -> int:
-    return positive_int(num_heads, "num_heads", error=HeadCountError)
+    return positive_int(num_heads, "num_heads")
 
 
 def _check_divisible(width: int, num_heads: int) -> int:
     if width % num_heads:
-        raise HeadSplitError(
+        raise WidthError(
             f"Model width D = {width} must be divisible by num_heads H = {num_heads} so that "
             f"each head gets d_h = D / H whole coordinates; {width} / {num_heads} is not whole. "
             "Choose H among the divisors of D."
@@ -112,7 +97,7 @@ def split_heads(x: Any, num_heads: int) -> Tensor:
     x = as_tensor(x, "split_heads input")
     num_heads = _check_head_count(num_heads)
     if x.ndim != 3:
-        raise AttentionRankError(
+        raise RankError(
             f"split_heads expects [B, T, D] (rank 3); got shape {x.shape}. Add a batch axis "
             "of length 1 for a single sequence."
         )
@@ -126,9 +111,7 @@ def merge_heads(x: Any) -> Tensor:
     """[B,H,T,d_h] → permute (0,2,1,3) → [B,T,H,d_h] → reshape [B,T,H·d_h]: split's inverse."""
     x = as_tensor(x, "merge_heads input")
     if x.ndim != 4:
-        raise AttentionRankError(
-            f"merge_heads expects [B, H, T, d_h] (rank 4); got shape {x.shape}."
-        )
+        raise RankError(f"merge_heads expects [B, H, T, d_h] (rank 4); got shape {x.shape}.")
     batch, heads, tokens, head_width = x.shape
     x = x.permute(0, 2, 1, 3)  # (B, T, H, d_h)
     return x.reshape(batch, tokens, heads * head_width)  # (B, T, D)
@@ -142,7 +125,7 @@ def causal_mask(query_len: int, key_len: int) -> np.ndarray:
     query_len = non_negative_int(query_len, "causal_mask query_len")
     key_len = non_negative_int(key_len, "causal_mask key_len")
     if query_len > key_len:
-        raise QueryLengthError(
+        raise ShapeError(
             f"A causal mask places the L queries at the last L of the S key positions, so it "
             f"needs L <= S; got L = {query_len}, S = {key_len}."
         )
@@ -158,19 +141,19 @@ def _mask_array(mask: Any, label: str) -> np.ndarray:
         try:
             array = np.asarray(mask)
         except (TypeError, ValueError) as error:
-            raise MaskTypeError(
+            raise ArgumentError(
                 f"{label} must be a rectangular Boolean or float array; got {mask!r} ({error})."
             ) from error
     if array.dtype == np.bool_:
         return array
     if not np.issubdtype(array.dtype, np.floating):
-        raise MaskTypeError(
+        raise ArgumentError(
             f"{label} must be Boolean (True blocks) or float (added to the scores); got dtype "
             f"{array.dtype}. Convert 0/1 integers with .astype(bool)."
         )
     array = array.astype(np.float64)
     if np.isnan(array).any() or np.isposinf(array).any():
-        raise MaskTypeError(
+        raise ArgumentError(
             f"A float {label} may hold finite values and -inf (which blocks); it holds NaN or "
             "+inf, which would make the softmax undefined."
         )
@@ -221,7 +204,7 @@ def _combine_masks(
         elif array.shape == (batch * heads, queries, keys):
             array = array.reshape(batch, heads, queries, keys)  # row b·H + h → [b, h]
         else:
-            raise MaskShapeError(
+            raise ShapeError(
                 f"mask must be [L, S] = [{queries}, {keys}] (shared) or [B·H, L, S] = "
                 f"[{batch * heads}, {queries}, {keys}] (row b·H + h for batch b, head h); got "
                 f"shape {array.shape}. A broadcastable 4-D mask is not part of this contract."
@@ -231,14 +214,14 @@ def _combine_masks(
     if key_padding_mask is not None:
         array = _mask_array(key_padding_mask, "key_padding_mask")
         if array.shape != (batch, keys):
-            raise MaskShapeError(
+            raise ShapeError(
                 f"key_padding_mask must be [B, S] = [{batch}, {keys}], one flag per key of each "
                 f"batch row; got shape {array.shape}."
             )
         kinds.append(array.dtype == np.bool_)
         masks.include(array.reshape(batch, 1, 1, keys))
     if len(kinds) == 2 and kinds[0] != kinds[1]:
-        raise MaskTypeError(
+        raise ArgumentError(
             "mask and key_padding_mask must have the same type (both Boolean or both float); "
             f"got mask {'Boolean' if kinds[0] else 'float'} and key_padding_mask "
             f"{'Boolean' if kinds[1] else 'float'}. Convert one of them."
@@ -252,19 +235,19 @@ def _bias_tensor(bias: Any, shape: tuple[int, int, int, int]) -> Tensor:
     tensor = (
         bias
         if isinstance(bias, Tensor)
-        else Tensor._constant(array(bias, "bias", error=ScoreBiasError, finite=False))
+        else Tensor.wrap(array(bias, "bias", error=ShapeError, finite=False))
     )
     try:
         broadcast = np.broadcast_shapes(tensor.shape, shape)
     except ValueError:
         broadcast = None
     if broadcast != shape:
-        raise ScoreBiasError(
+        raise ShapeError(
             f"bias is added to the scores [B, H, L, S] = {list(shape)} and must broadcast to "
             f"that shape (e.g. [H, L, S] or [1, H, L, S]); got shape {tensor.shape}."
         )
     if not np.isfinite(tensor.value).all():
-        raise ScoreBiasError(
+        raise ShapeError(
             "bias must be finite; block positions with a mask (True, or -inf in a float mask)."
         )
     return tensor
@@ -276,28 +259,28 @@ def _bias_tensor(bias: Any, shape: tuple[int, int, int, int]) -> Tensor:
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
     for label, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
-            raise AttentionRankError(
+            raise RankError(
                 f"scaled_dot_product_attention expects {label} of rank 4, [B, H, "
                 f"{'L' if label == 'q' else 'S'}, d_h]; got shape {t.shape}. Use split_heads "
                 "on a [B, T, D] projection."
             )
     if not (q.shape[:2] == k.shape[:2] == v.shape[:2]):
-        raise AttentionShapeError(
+        raise ShapeError(
             f"q, k and v must share batch and head axes [B, H, ...]; got q {q.shape}, "
             f"k {k.shape}, v {v.shape}."
         )
     if q.shape[3] != k.shape[3]:
-        raise AttentionShapeError(
+        raise ShapeError(
             f"Queries and keys must have the same width d_h to be compared; got q {q.shape} "
             f"and k {k.shape}."
         )
     if k.shape[2] != v.shape[2]:
-        raise AttentionShapeError(
+        raise ShapeError(
             f"Keys and values must have the same length S (one value per key); got k "
             f"{k.shape} and v {v.shape}."
         )
     if q.shape[3] == 0:
-        raise AttentionShapeError(
+        raise ShapeError(
             f"Queries and keys need a width d_h of at least 1 (the scale is 1/√d_h); got "
             f"q {q.shape}."
         )
@@ -332,7 +315,7 @@ def scaled_dot_product_attention(
     bias_tensor = None if bias is None else _bias_tensor(bias, shape)
 
     if keys == 0:  # nothing to read: every row is fully blocked, so zero weights and outputs
-        weights = Tensor._constant(np.zeros(shape))
+        weights = Tensor.wrap(np.zeros(shape))
         return weights @ v, weights
     # One recorded op for scores, masks and softmax: (q / √d_h) kᵀ + added + bias, blocked
     # entries at −∞, softmax over keys; rows with no open key get zero weights. Its values equal
@@ -370,13 +353,13 @@ def _check_positions(positions: Any, num_heads: int, head_width: int) -> Any:
         )
     heads = getattr(positions, "num_heads", None)  # ALiBi: one slope per head
     if heads is not None and heads != num_heads:
-        raise AlibiHeadCountError(
+        raise ArgumentError(
             f"The position scheme holds {heads} ALiBi slopes, one per head, but the attention "
             f"has num_heads = {num_heads}; got {positions!r}. Build ALiBiPositions({num_heads})."
         )
     width = getattr(positions, "head_width", None)  # RoPE: rotates rows of width d_h
     if width is not None and width != head_width:
-        raise RotaryWidthError(
+        raise WidthError(
             f"The position scheme rotates rows of width {width}, but each head has width d_h = "
             f"D / H = {head_width}; got {positions!r}. Build RoPEPositions({head_width})."
         )
@@ -384,7 +367,7 @@ def _check_positions(positions: Any, num_heads: int, head_width: int) -> Any:
 
 
 def _weight(value: Any, label: str) -> np.ndarray:
-    return array(value, f"MultiHeadAttention {label}", error=AttentionWeightError)
+    return array(value, f"MultiHeadAttention {label}", error=ShapeError)
 
 
 class MultiHeadAttention(Module):
@@ -439,13 +422,13 @@ class MultiHeadAttention(Module):
         for label, w in (("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)):
             array = _weight(w, label)
             if array.ndim != 2 or array.shape[0] != array.shape[1] or array.shape[0] == 0:
-                raise AttentionWeightError(
+                raise ShapeError(
                     f"MultiHeadAttention {label} must be a square [D, D] matrix with D >= 1; "
                     f"got shape {array.shape}."
                 )
             arrays.append(array)
         if len({a.shape for a in arrays}) != 1:
-            raise AttentionWeightError(
+            raise ShapeError(
                 "MultiHeadAttention wq, wk, wv and wo must share one shape [D, D]; got "
                 f"{[a.shape for a in arrays]}."
             )
@@ -492,12 +475,12 @@ class MultiHeadAttention(Module):
     def check_input(self, x: Tensor) -> None:
         """Raise unless x is [B, T, D] with D = model_width."""
         if x.ndim != 3:
-            raise AttentionRankError(
+            raise RankError(
                 f"MultiHeadAttention expects input [B, T, D] (rank 3); got shape {x.shape}. "
                 "Add a batch axis of length 1 for a single sequence."
             )
         if x.shape[-1] != self.model_width:
-            raise InputWidthError(
+            raise WidthError(
                 f"MultiHeadAttention(D = {self.model_width}) expects input whose last axis is "
                 f"{self.model_width}; got shape {x.shape}."
             )
@@ -518,7 +501,7 @@ class MultiHeadAttention(Module):
         elif self.positions is not None:
             q, k = self.positions.rotate(q), self.positions.rotate(k)
             if q.shape != v.shape or k.shape != v.shape:
-                raise AttentionShapeError(
+                raise ShapeError(
                     f"positions.rotate must keep the shape [B, H, T, d_h] = {v.shape}; got "
                     f"q {q.shape} and k {k.shape}."
                 )
@@ -548,7 +531,7 @@ class MultiHeadAttention(Module):
             if bias is not None:
                 bias = bias if isinstance(bias, Tensor) else np.asarray(bias, np.float64)
                 if bias.shape != (self.num_heads, tokens, tokens):
-                    raise ScoreBiasError(
+                    raise ShapeError(
                         f"positions.score_bias must return [H, L, S] = "
                         f"[{self.num_heads}, {tokens}, {tokens}]; got shape {bias.shape}."
                     )

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, BlockConfigError, HeadCountError, OddWidthError, WidthError
+from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
 from ..validate import boolean, element_count, generator, positive_int
 from ..validate import tensor as as_tensor
@@ -35,7 +35,7 @@ POSITIONS = (None, "rope", "alibi")
 
 def _choice(value: Any, options: tuple, label: str) -> Any:
     if not isinstance(value, str | None) or value not in options:
-        raise BlockConfigError(f"{label} must be one of {list(options)}; got {value!r}.")
+        raise ArgumentError(f"{label} must be one of {list(options)}; got {value!r}.")
     return value
 
 
@@ -53,7 +53,7 @@ def _module_widths(module: Module) -> tuple[Any, Any]:
 def check_part(module: Any, label: str, model_width: int, kind: type = Module) -> None:
     """A block part must be a ``kind`` that reads and returns [..., model_width]."""
     if not isinstance(module, kind):
-        raise BlockConfigError(
+        raise ArgumentError(
             f"TransformerBlock {label} must be a {kind.__name__}; got {type(module).__name__}."
         )
     reads, writes = _module_widths(module)
@@ -113,7 +113,7 @@ class TransformerBlock(Module):
             error=ArgumentError,
             range_error=WidthError,
         )
-        num_heads = positive_int(num_heads, "num_heads", error=HeadCountError)
+        num_heads = positive_int(num_heads, "num_heads")
         hidden_width = positive_int(
             hidden_width,
             "TransformerBlock hidden_width",
@@ -135,7 +135,7 @@ class TransformerBlock(Module):
         if positions == "rope":  # RoPE rotates pairs of a head's coordinates: d_h must be even
             head_width = model_width // num_heads if model_width % num_heads == 0 else None
             if head_width is not None and head_width % 2:
-                raise OddWidthError(
+                raise WidthError(
                     f"RoPE rotates coordinate pairs of each head, so the head width d_h = D / H = "
                     f"{model_width} / {num_heads} = {head_width} must be even. Choose D and H "
                     "with an even quotient."
@@ -176,7 +176,7 @@ class TransformerBlock(Module):
         """A block around existing modules (e.g. loaded with exact fixture weights)."""
         _choice(order, ORDERS, "order")
         if not isinstance(attention, MultiHeadAttention):
-            raise BlockConfigError(
+            raise ArgumentError(
                 f"TransformerBlock attention must be a MultiHeadAttention; got "
                 f"{type(attention).__name__}."
             )

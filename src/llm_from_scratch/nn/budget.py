@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import BudgetArgumentError
+from ..errors import ArgumentError
 from ..validate import boolean, positive_int
 
 FeedForwardKind = Literal["dense", "gated"]
@@ -30,14 +30,14 @@ NORM_PARAMETERS_PER_FEATURE = {"layernorm": 2, "rmsnorm": 1}
 
 
 def _positive_int(value: Any, label: str) -> int:
-    return positive_int(value, label, error=BudgetArgumentError)
+    return positive_int(value, label)
 
 
 def _multiplier(value: Any) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise BudgetArgumentError(f"ffn_multiplier must be a positive number; got {value!r}.")
+        raise ArgumentError(f"ffn_multiplier must be a positive number; got {value!r}.")
     if not np.isfinite(value) or value <= 0:
-        raise BudgetArgumentError(f"ffn_multiplier must be a positive number; got {value!r}.")
+        raise ArgumentError(f"ffn_multiplier must be a positive number; got {value!r}.")
     return Fraction(value).limit_denominator(10**6)
 
 
@@ -46,7 +46,7 @@ def dense_hidden_width(model_width: int, ffn_multiplier: float = 4) -> int:
     model_width = _positive_int(model_width, "model_width")
     width = _multiplier(ffn_multiplier) * model_width
     if width.denominator != 1:
-        raise BudgetArgumentError(
+        raise ArgumentError(
             f"ffn_multiplier × model_width must be a whole number of features; "
             f"got {float(ffn_multiplier):g} × {model_width} = {float(width):g}. "
             "Pass ffn_hidden_width= explicitly."
@@ -126,11 +126,11 @@ def parameter_budget(
     if vocab_size is not None:
         vocab_size = _positive_int(vocab_size, "vocab_size")
     if ffn_kind not in ("dense", "gated"):
-        raise BudgetArgumentError(f"ffn_kind must be 'dense' or 'gated'; got {ffn_kind!r}.")
+        raise ArgumentError(f"ffn_kind must be 'dense' or 'gated'; got {ffn_kind!r}.")
     if norm is not None and norm not in NORM_PARAMETERS_PER_FEATURE:
-        raise BudgetArgumentError(f"norm must be None, 'layernorm' or 'rmsnorm'; got {norm!r}.")
-    tie_embeddings = boolean(tie_embeddings, "tie_embeddings", error=BudgetArgumentError)
-    biases = boolean(biases, "biases", error=BudgetArgumentError)
+        raise ArgumentError(f"norm must be None, 'layernorm' or 'rmsnorm'; got {norm!r}.")
+    tie_embeddings = boolean(tie_embeddings, "tie_embeddings")
+    biases = boolean(biases, "biases")
     if ffn_hidden_width is not None:
         hidden = _positive_int(ffn_hidden_width, "ffn_hidden_width")
     elif ffn_kind == "dense":

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, HeadCountError, OddWidthError, TokenIdError
+from ..errors import ArgumentError, TokenError, WidthError
 from ..random import SplitMix64, xavier_uniform
 from ..validate import array, boolean, element_count, generator, integer, positive_int
 from .attention import AttentionCache
@@ -29,15 +29,15 @@ def check_ids(ids: Any, vocab_size: int) -> np.ndarray:
     try:
         array = np.asarray(ids.value if isinstance(ids, Tensor) else ids)
     except (TypeError, ValueError) as error:
-        raise TokenIdError(
+        raise TokenError(
             f"token IDs must be a rectangular [B, T] integer array; got {ids!r} ({error})."
         ) from error
     if array.dtype.kind not in "iu":
-        raise TokenIdError(f"token IDs must be integers; got dtype {array.dtype}.")
+        raise TokenError(f"token IDs must be integers; got dtype {array.dtype}.")
     if array.ndim != 2:
-        raise TokenIdError(f"token IDs must be a [B, T] array; got shape {array.shape}.")
+        raise TokenError(f"token IDs must be a [B, T] array; got shape {array.shape}.")
     if array.size and (array.min() < 0 or array.max() >= vocab_size):
-        raise TokenIdError(
+        raise TokenError(
             f"token IDs must lie in [0, {vocab_size}); got values from {array.min()} to "
             f"{array.max()}."
         )
@@ -51,11 +51,11 @@ def check_lengths(lengths: Any, batch: int, tokens: int) -> np.ndarray:
     try:
         array = np.asarray(lengths)
     except (TypeError, ValueError) as error:
-        raise TokenIdError(f"lengths must be {batch} integers; got {lengths!r}.") from error
+        raise TokenError(f"lengths must be {batch} integers; got {lengths!r}.") from error
     if array.shape != (batch,) or array.dtype.kind not in "iu":
-        raise TokenIdError(f"lengths must be {batch} integers, one per prompt; got {array!r}.")
+        raise TokenError(f"lengths must be {batch} integers, one per prompt; got {array!r}.")
     if np.any(array < 1) or np.any(array > tokens):
-        raise TokenIdError(f"every length must lie in [1, {tokens}]; got {array.tolist()}.")
+        raise TokenError(f"every length must lie in [1, {tokens}]; got {array.tolist()}.")
     return array.astype(np.int64)
 
 
@@ -143,13 +143,13 @@ class Decoder(Module):
         vocab_size = positive_int(vocab_size, "Decoder vocab_size")
         model_width = positive_int(model_width, "Decoder model_width")
         num_layers = positive_int(num_layers, "num_layers")
-        num_heads = positive_int(num_heads, "num_heads", error=HeadCountError)
+        num_heads = positive_int(num_heads, "num_heads")
         hidden_width = positive_int(hidden_width, "Decoder hidden_width")
         _choice(positions, DECODER_POSITIONS, "positions")
         _choice(norm, tuple(NORMS), "norm")
         tie_embeddings = boolean(tie_embeddings, "tie_embeddings")
         if positions == "sinusoidal" and model_width % 2:
-            raise OddWidthError(
+            raise WidthError(
                 f"Sinusoidal positions fill sin/cos pairs (2j, 2j + 1), so model_width must be "
                 f"even; got {model_width}. Use {model_width - 1} or {model_width + 1}, or another "
                 "positions scheme."
@@ -249,7 +249,7 @@ class Decoder(Module):
             )
         positions = np.asarray(cache.query_positions)  # (B, L)
         if positions.shape != ids.shape:
-            raise TokenIdError(
+            raise TokenError(
                 f"cache.query_positions must hold one position per token, shape {ids.shape}; "
                 f"got shape {positions.shape}."
             )
@@ -274,7 +274,7 @@ class Decoder(Module):
 
     def greedy_step(self, ids: Any, lengths: Any = None, *, pad_id: int = 0) -> np.ndarray:
         """A new [B, T+1] array: row b keeps its prompt, then argmax at lengths[b], then pad_id."""
-        pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenIdError)
+        pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenError)
         ids = check_ids(ids, self.vocab_size)
         batch, tokens = ids.shape
         lengths = check_lengths(lengths, batch, tokens)

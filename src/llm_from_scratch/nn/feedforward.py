@@ -14,11 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autodiff import Tensor
-from ..errors import (
-    ActivationError,
-    ArgumentError,
-    FeedForwardWidthError,
-)
+from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
 from ..validate import boolean, element_count, generator, positive_int, tensor
 from .linear import Linear
@@ -30,15 +26,13 @@ ACTIVATIONS: tuple[str, ...] = ("gelu", "relu", "silu", "identity")
 
 
 def _check_width(value: Any, label: str) -> int:
-    return positive_int(
-        value, f"FeedForward {label}", error=ArgumentError, range_error=FeedForwardWidthError
-    )
+    return positive_int(value, f"FeedForward {label}", error=ArgumentError, range_error=WidthError)
 
 
 def check_activation(activation: Any) -> str:
     """Validate an activation name and return it."""
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
-        raise ActivationError(
+        raise ArgumentError(
             f"FeedForward activation must be one of {', '.join(map(repr, ACTIVATIONS))}; "
             f"got {activation!r}."
         )
@@ -103,13 +97,13 @@ class FeedForward(Module):
 
     def _build(self, up: Linear, down: Linear, activation: str, name: str) -> None:
         if down.input_width != up.output_width:
-            raise FeedForwardWidthError(
+            raise WidthError(
                 f"FeedForward W₂ must read the hidden width {up.output_width} that W₁ produces; "
                 f"got W₂ of shape ({down.input_width}, {down.output_width}). Its first axis "
                 f"must be {up.output_width}."
             )
         if down.output_width != up.input_width:
-            raise FeedForwardWidthError(
+            raise WidthError(
                 f"FeedForward must return the model width {up.input_width} it reads (a residual "
                 f"adds its output to its input); got W₂ of shape ({down.input_width}, "
                 f"{down.output_width}). Its second axis must be {up.input_width}."

@@ -7,23 +7,15 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import (
-    ArgumentError,
-    BiasRankError,
-    BiasWidthError,
-    WeightRankError,
-    WidthError,
-    ZeroInputWidthError,
-    ZeroOutputWidthError,
-)
+from ..errors import RankError, WidthError
 from ..random import SplitMix64, xavier_uniform
 from ..validate import array, boolean, element_count, generator, positive_int, tensor
 from .module import Module, Parameter, check_feature_axis, check_name
 
 
-def _check_width(value: Any, label: str, error: type[ArgumentError | WidthError]) -> int:
-    """A positive integer width: ArgumentError if not an integer, ``error`` if below 1."""
-    return positive_int(value, f"Linear {label}", error=ArgumentError, range_error=error)
+def _check_width(value: Any, label: str) -> int:
+    """A positive integer width: ArgumentError if not an integer, WidthError if below 1."""
+    return positive_int(value, f"Linear {label}", range_error=WidthError)
 
 
 def _weight_array(value: Any, label: str) -> np.ndarray:
@@ -38,16 +30,14 @@ class Linear(Module):
     wins, in this documented order:
 
     - construction (``Linear(...)``): input width (``ArgumentError`` if not an integer,
-      ``ZeroInputWidthError`` if below 1), output width (``ZeroOutputWidthError``), the weight's
+      ``WidthError`` if below 1), output width (likewise), the weight's
       size (``ArgumentError`` above :data:`~llm_from_scratch.validate.MAX_ELEMENTS` values),
       ``bias`` (exactly True or False), name, ``rng`` (a SplitMix64); only then is the weight
       drawn, so a failure leaves ``rng`` unadvanced;
     - ``from_parameters``: weight and bias are rectangular arrays of finite numbers
-      (``ArgumentError``), weight rank (``WeightRankError``), zero input width
-      (``ZeroInputWidthError``), zero output width (``ZeroOutputWidthError``), bias rank
-      (``BiasRankError``), bias width (``BiasWidthError``), name;
-    - ``forward``: input rank 0 (``ScalarInputError``), then the last axis
-      (``InputWidthError``).
+      (``ArgumentError``), weight rank (``RankError``), zero input width (``WidthError``), zero
+      output width (``WidthError``), bias rank (``RankError``), bias width (``WidthError``), name;
+    - ``forward``: input rank 0 (``RankError``), then the last axis (``WidthError``).
     """
 
     def __init__(
@@ -59,8 +49,8 @@ class Linear(Module):
         name: str = "linear",
         rng: SplitMix64,
     ) -> None:
-        input_width = _check_width(input_width, "input width", ZeroInputWidthError)
-        output_width = _check_width(output_width, "output width", ZeroOutputWidthError)
+        input_width = _check_width(input_width, "input width")
+        output_width = _check_width(output_width, "output width")
         element_count(
             (input_width, output_width), f"Linear({input_width} -> {output_width}) weight"
         )
@@ -75,28 +65,28 @@ class Linear(Module):
         """A layer holding exactly these values (checked in the documented order)."""
         w = _weight_array(weight, "weight")
         if w.ndim != 2:
-            raise WeightRankError(
+            raise RankError(
                 f"Linear weight must be rank 2, [input_width, output_width]; "
                 f"got rank {w.ndim}, shape {w.shape}."
             )
         if w.shape[0] == 0:
-            raise ZeroInputWidthError(
+            raise WidthError(
                 f"Linear weight must read at least one input feature; got shape {w.shape}."
             )
         if w.shape[1] == 0:
-            raise ZeroOutputWidthError(
+            raise WidthError(
                 f"Linear weight must produce at least one output feature; got shape {w.shape}."
             )
         b = None
         if bias is not None:
             b = _weight_array(bias, "bias")
             if b.ndim != 1:
-                raise BiasRankError(
+                raise RankError(
                     f"Linear bias must be rank 1, [output_width]; "
                     f"got rank {b.ndim}, shape {b.shape}."
                 )
             if b.shape[0] != w.shape[1]:
-                raise BiasWidthError(
+                raise WidthError(
                     f"Linear bias width must equal the output width {w.shape[1]}; "
                     f"got {b.shape[0]}."
                 )

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, InputWidthError, ParameterError, ScalarInputError, ShapeError
+from ..errors import ArgumentError, ParameterError, RankError, ShapeError, WidthError
 from ..validate import array
 
 
@@ -50,11 +50,9 @@ def check_feature_axis(x: Tensor, width: int, label: str, scalar_message: str) -
     a rank-0 input (each layer says in its own words how to add the missing axis).
     """
     if x.ndim == 0:
-        raise ScalarInputError(scalar_message)
+        raise RankError(scalar_message)
     if x.shape[-1] != width:
-        raise InputWidthError(
-            f"{label} expects input whose last axis is {width}; got shape {x.shape}."
-        )
+        raise WidthError(f"{label} expects input whose last axis is {width}; got shape {x.shape}.")
 
 
 class Module:

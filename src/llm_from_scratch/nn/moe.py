@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor, concat
-from ..errors import ArgumentError, CapacityError, ExpertCountError, WidthError
+from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
 from ..validate import array, boolean, element_count, generator, integer, positive_int
 from ..validate import tensor as as_tensor
@@ -36,14 +36,14 @@ OVERFLOW_POLICIES = ("drop", "next")
 
 
 def _check_count(value: Any, label: str, minimum: int = 1) -> int:
-    return integer(value, label, minimum=minimum, error=ExpertCountError)
+    return integer(value, label, minimum=minimum)
 
 
 def _check_k(k: Any, num_experts: int) -> int:
     """k in [1, E]: a token cannot be routed to more experts than exist."""
     k = _check_count(k, "k")
     if k > num_experts:
-        raise ExpertCountError(
+        raise ArgumentError(
             f"k must be at most num_experts {num_experts}; got {k}. Each token picks k distinct "
             "experts."
         )
@@ -69,7 +69,7 @@ def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
     num_experts = p.shape[-1]
     k = _check_count(k, "k")
     if k > num_experts:
-        raise ExpertCountError(f"k must be at most the number of experts {num_experts}; got {k}.")
+        raise ArgumentError(f"k must be at most the number of experts {num_experts}; got {k}.")
     selected = ranked_experts(p)[..., :k]  # (..., k)
     if isinstance(probabilities, Tensor):  # keep the gates on the tape
         flat = probabilities.reshape(-1, num_experts)  # (N, E)
@@ -89,7 +89,7 @@ def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
         selected = np.asarray(selected)
         gate_shape = tuple(np.shape(gates))
     except (TypeError, ValueError) as error:
-        raise ExpertCountError(
+        raise ArgumentError(
             f"selected and gates must be rectangular arrays [..., k]; got {selected!r} ({error})."
         ) from error
     if selected.dtype.kind not in "iu" or (
@@ -100,12 +100,12 @@ def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
             if selected.size and selected.dtype.kind in "biuf"
             else ""
         )
-        raise ExpertCountError(
+        raise ArgumentError(
             f"selected must hold integer expert indices in [0, {num_experts}); got dtype "
             f"{selected.dtype}, shape {selected.shape}{values}."
         )
     if gate_shape != selected.shape:
-        raise ExpertCountError(
+        raise ArgumentError(
             f"gates must have the shape of selected {selected.shape}, one gate per choice; got "
             f"{gate_shape}."
         )
@@ -128,7 +128,7 @@ def importance_loss(gates: Any) -> Tensor:
 
 def capacity_from_factor(tokens: int, num_experts: int, k: int, factor: float) -> int:
     """Slots per expert: ⌈factor · tokens · k / E⌉ (factor 1 is an exactly even share)."""
-    tokens = integer(tokens, "tokens", minimum=0, error=CapacityError)
+    tokens = integer(tokens, "tokens", minimum=0)
     num_experts = _check_count(num_experts, "num_experts")
     k = _check_k(k, num_experts)
     if (
@@ -136,7 +136,7 @@ def capacity_from_factor(tokens: int, num_experts: int, k: int, factor: float) -
         or not isinstance(factor, int | float | np.integer | np.floating)
         or not (factor >= 0 and math.isfinite(factor))
     ):
-        raise CapacityError(f"capacity factor must be finite and non-negative; got {factor!r}.")
+        raise ArgumentError(f"capacity factor must be finite and non-negative; got {factor!r}.")
     share = factor * tokens * k / num_experts
     return math.ceil(round(share, 9))  # 1.1 · 100 / 10 is 11.000000000000002: still 11 slots
 
@@ -156,26 +156,26 @@ def assign_capacity(
 ) -> Ledger:
     """Serve the top-k choices of ``ranking`` [N, E] slot by slot, in token order, to capacity."""
     if overflow not in OVERFLOW_POLICIES:
-        raise CapacityError(f"overflow must be one of {OVERFLOW_POLICIES}; got {overflow!r}.")
+        raise ArgumentError(f"overflow must be one of {OVERFLOW_POLICIES}; got {overflow!r}.")
     if capacity is not None and (
         isinstance(capacity, bool) or not isinstance(capacity, int | np.integer) or capacity < 0
     ):
-        raise CapacityError(f"capacity must be None or an integer ≥ 0; got {capacity!r}.")
+        raise ArgumentError(f"capacity must be None or an integer ≥ 0; got {capacity!r}.")
     try:
         ranking = np.asarray(ranking)
     except (TypeError, ValueError) as error:
-        raise ExpertCountError(
+        raise ArgumentError(
             f"ranking must be a rectangular integer [N, E] array; got {ranking!r} ({error})."
         ) from error
     if ranking.ndim != 2 or ranking.dtype.kind not in "iu":
-        raise ExpertCountError(
+        raise ArgumentError(
             f"ranking must be an integer [N, E] array of expert indices; got dtype "
             f"{ranking.dtype} and shape {ranking.shape}."
         )
     tokens, num_experts = ranking.shape
     k = _check_k(k, num_experts) if tokens else _check_count(k, "k")
     if tokens and (ranking.min() < 0 or ranking.max() >= num_experts):
-        raise ExpertCountError(f"ranking entries must be expert indices in [0, {num_experts}).")
+        raise ArgumentError(f"ranking entries must be expert indices in [0, {num_experts}).")
     limit = tokens * k if capacity is None else int(capacity)
     placement = np.full((tokens, k), -1, dtype=np.int64)
     assigned = np.zeros(num_experts, dtype=np.int64)
@@ -267,7 +267,7 @@ class TopKRouter(Module):
             else Linear.from_parameters(noise_weight, name=f"{name}.noise")
         )
         if noise is not None and noise.weight.shape != projection.weight.shape:
-            raise ExpertCountError(
+            raise ArgumentError(
                 f"TopKRouter noise_weight must have the router weight's shape "
                 f"{projection.weight.shape}; got {noise.weight.shape}."
             )
@@ -386,7 +386,7 @@ class MixtureOfExperts(Module):
         for e, module in enumerate(experts):
             _check_expert(module, e, router.model_width)
         if len(experts) != router.num_experts:
-            raise ExpertCountError(
+            raise ArgumentError(
                 f"the router scores {router.num_experts} experts; got {len(experts)} modules."
             )
         assign_capacity(np.zeros((0, router.num_experts), dtype=np.int64), 1, capacity, overflow)

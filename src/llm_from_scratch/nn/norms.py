@@ -16,12 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor, ops
-from ..errors import (
-    ArgumentError,
-    EpsilonError,
-    NormParameterShapeError,
-    NormWidthError,
-)
+from ..errors import ArgumentError, ShapeError, WidthError
 from ..validate import array as as_array
 from ..validate import element_count, integer, positive_int
 from ..validate import tensor as as_tensor
@@ -35,9 +30,9 @@ def check_epsilon(eps: Any, kind: str) -> float:
     token for LayerNorm, a zero token for RMSNorm: 0/0) is refused when the forward meets it.
     """
     if isinstance(eps, bool) or not isinstance(eps, int | float | np.integer | np.floating):
-        raise EpsilonError(f"{kind} eps must be a real number such as 1e-5; got {eps!r}.")
+        raise ArgumentError(f"{kind} eps must be a real number such as 1e-5; got {eps!r}.")
     if not math.isfinite(eps) or eps < 0:
-        raise EpsilonError(
+        raise ArgumentError(
             f"{kind} eps must be finite and at least 0 (it is added to a mean square); "
             f"got {eps!r}. Use a small positive value such as 1e-5."
         )
@@ -46,7 +41,7 @@ def check_epsilon(eps: Any, kind: str) -> float:
 
 def _check_width(width: Any, kind: str) -> int:
     width = positive_int(
-        width, f"{kind} width", error=ArgumentError, range_error=NormWidthError, unit="feature"
+        width, f"{kind} width", error=ArgumentError, range_error=WidthError, unit="feature"
     )
     element_count((width,), f"{kind}({width}) gain")
     return width
@@ -54,13 +49,13 @@ def _check_width(width: Any, kind: str) -> int:
 
 def _vector(value: Any, width: int | None, label: str, kind: str) -> np.ndarray:
     """A rank-1 float64 copy of ``value``, of length ``width`` when given."""
-    array = as_array(value, f"{kind} {label}", error=NormParameterShapeError)
+    array = as_array(value, f"{kind} {label}", error=ShapeError)
     if array.ndim != 1 or array.shape[0] == 0:
-        raise NormParameterShapeError(
+        raise ShapeError(
             f"{kind} {label} must be a non-empty rank-1 vector, [width]; got shape {array.shape}."
         )
     if width is not None and array.shape[0] != width:
-        raise NormParameterShapeError(
+        raise ShapeError(
             f"{kind} {label} must have the same width as the gain, {width}; "
             f"got shape {array.shape}."
         )
@@ -127,7 +122,7 @@ def _refuse_undefined(values: np.ndarray, axis: Any, eps: float, kind: str, cent
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         what = "constant, so its variance is 0" if centre else "zero, so its mean square is 0"
-        raise EpsilonError(
+        raise ArgumentError(
             f"{kind} with eps=0 is undefined on a token that is {what} and the result is 0/0; "
             f"the token at index {where} is {float(high[where])!r} throughout. Use a positive "
             "eps such as 1e-5."

@@ -21,17 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..autodiff import Tensor, ops
-from ..errors import (
-    AlibiHeadCountError,
-    AngleShapeError,
-    ArgumentError,
-    OddWidthError,
-    PairingError,
-    PositionShapeError,
-    QueryLengthError,
-    RankError,
-    RotaryWidthError,
-)
+from ..errors import ArgumentError, RankError, ShapeError, WidthError
 from ..validate import array as as_array
 from ..validate import element_count, finite_float, integer, positive_int
 from ..validate import tensor as as_tensor
@@ -55,10 +45,10 @@ def _base(value: Any) -> float:
 
 
 def _even_width(label: str, value: Any, what: str) -> int:
-    """A positive even width; odd widths raise OddWidthError (coordinates come in pairs)."""
+    """A positive even width; odd widths raise WidthError (coordinates come in pairs)."""
     width = _count(label, value, minimum=1)
     if width % 2:
-        raise OddWidthError(
+        raise WidthError(
             f"{what} pairs coordinates (2j, 2j + 1), so {label} must be even; got {width}. "
             f"Use {width - 1} or {width + 1}."
         )
@@ -67,7 +57,7 @@ def _even_width(label: str, value: Any, what: str) -> int:
 
 def _pairing(value: Any) -> str:
     if value not in PAIRINGS:
-        raise PairingError(
+        raise ArgumentError(
             f'pairing must be "interleaved" (pairs (2j, 2j + 1)) or "half" (pairs (j, j + d/2)); '
             f"got {value!r}."
         )
@@ -105,7 +95,6 @@ def _alibi_head_count(num_heads: Any) -> int:
     return positive_int(
         num_heads,
         "ALiBi num_heads",
-        error=AlibiHeadCountError,
         fix="ALiBi needs one slope per head.",
     )
 
@@ -135,7 +124,7 @@ def _custom_slopes(num_heads: int, slopes: Any) -> np.ndarray:
     """Explicit slopes: one finite, positive number per head."""
     array = as_array(slopes, "ALiBi slopes", finite=False)
     if array.shape != (num_heads,):
-        raise AlibiHeadCountError(
+        raise ArgumentError(
             f"ALiBi needs exactly one slope per head: {num_heads} heads need slopes of shape "
             f"({num_heads},); got shape {array.shape}."
         )
@@ -160,7 +149,7 @@ def alibi_bias(num_heads: int, query_len: int, key_len: int, *, slopes: Any = No
     key_len = _count("key_len", key_len, minimum=0)
     element_count((num_heads, query_len, key_len), "alibi_bias [H, L, S]")
     if query_len > key_len:
-        raise QueryLengthError(
+        raise ShapeError(
             f"ALiBi places the L queries at the last L of the S key positions, so query_len "
             f"must be <= key_len; got query_len={query_len}, key_len={key_len}."
         )
@@ -179,7 +168,7 @@ def alibi_bias_at(slopes: Any, query_positions: Any, key_len: int) -> np.ndarray
     slopes = as_array(slopes, "ALiBi slopes")
     positions = np.asarray(query_positions)
     if positions.ndim != 2 or positions.dtype.kind not in "iu":
-        raise PositionShapeError(
+        raise ShapeError(
             f"alibi_bias_at needs integer query positions [B, L]; got {positions.dtype} array "
             f"of shape {positions.shape}."
         )
@@ -216,7 +205,7 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
         )
     width = x.shape[-1]
     if width % 2:
-        raise OddWidthError(
+        raise WidthError(
             f"rotate_pairs rotates coordinate pairs, so x's last axis must be even; got shape "
             f"{x.shape}."
         )
@@ -228,7 +217,7 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
     except ValueError:
         fits = False
     if not fits:
-        raise AngleShapeError(
+        raise ShapeError(
             f"rotate_pairs needs one angle per coordinate pair: angles must broadcast to "
             f"{pair_shape} for x of shape {x.shape}; got angles of shape {theta.shape}."
         )
@@ -340,7 +329,7 @@ class RotaryEmbedding(Module):
                 "Add a position axis, e.g. x.reshape(1, -1)."
             )
         if x.shape[-1] != self.head_width:
-            raise RotaryWidthError(
+            raise WidthError(
                 f"RotaryEmbedding(head_width={self.head_width}) expects input whose last axis is "
                 f"{self.head_width}; got shape {x.shape}."
             )
@@ -354,7 +343,7 @@ class RotaryEmbedding(Module):
         except ValueError:
             fits = False
         if not fits:
-            raise PositionShapeError(
+            raise ShapeError(
                 f"RotaryEmbedding needs one position per row: positions must broadcast to "
                 f"{rows} for x of shape {x.shape}; got positions of shape {positions.shape}."
             )
@@ -388,7 +377,7 @@ class ALiBiPositions:
     def score_bias(self, num_heads: int, query_len: int, key_len: int) -> np.ndarray:
         """The [H, L, S] ALiBi bias for the last L of S positions."""
         if _alibi_head_count(num_heads) != self.num_heads:
-            raise AlibiHeadCountError(
+            raise ArgumentError(
                 f"ALiBiPositions was built with {self.num_heads} slopes, one per head; the "
                 f"attention asking for a bias has {num_heads} heads. Build ALiBiPositions("
                 f"{num_heads})."

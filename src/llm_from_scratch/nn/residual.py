@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, ResidualOrderingError, ResidualShapeError
+from ..errors import ArgumentError, ShapeError
 from ..validate import tensor as as_tensor
 from .module import Module, check_name
 
@@ -34,12 +34,12 @@ def _check_layers(rule: str, **layers: Any) -> None:
 
 def _check_branch_output(x: Tensor, fx: Any, rule: str) -> None:
     if not isinstance(fx, Tensor):
-        raise ResidualShapeError(
+        raise ShapeError(
             f"{rule} adds the branch output to its input, so the branch must return a Tensor; "
             f"got {type(fx).__name__}."
         )
     if fx.shape != x.shape:
-        raise ResidualShapeError(
+        raise ShapeError(
             f"{rule} adds the branch output to its input, so the branch must keep the shape; "
             f"input {x.shape}, branch output {fx.shape}. Make the branch return width "
             f"{x.shape[-1] if x.ndim else '(scalar)'} (e.g. an FFN D → hidden → D)."
@@ -76,7 +76,7 @@ def post_norm(x: Any, norm: Layer, branch: Layer) -> Tensor:
 def check_ordering(ordering: Any) -> str:
     """Validate an ordering name, "pre" or "post", and return it."""
     if ordering not in ORDERINGS:
-        raise ResidualOrderingError(
+        raise ArgumentError(
             f"Residual ordering must be 'pre' (x + F(N(x))) or 'post' (N(x + F(x))); "
             f"got {ordering!r}."
         )

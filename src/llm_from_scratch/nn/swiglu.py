@@ -13,16 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from ..autodiff import Tensor
-from ..errors import (
-    BranchHiddenWidthError,
-    BranchInputWidthError,
-    DownInputWidthError,
-    FromScratchError,
-    GatedOperationError,
-    GatedProjectionError,
-    ZeroInputWidthError,
-    ZeroOutputWidthError,
-)
+from ..errors import FromScratchError, WidthError
 from ..random import SplitMix64
 from ..validate import element_count, generator, tensor
 from .linear import Linear, _check_width
@@ -32,6 +23,14 @@ PROJECTIONS = ("gate", "up", "down")
 
 T = TypeVar("T")
 G = TypeVar("G", bound="GatedFeedForward")
+
+
+def _named(where: str, step: Callable[[], T]) -> T:
+    """Run ``step``; re-raise a package error as its own class, its message led by ``where``."""
+    try:
+        return step()
+    except FromScratchError as error:  # the class says what went wrong, the prefix says where
+        raise type(error)(f"{where}: {error}") from error
 
 
 @dataclass(frozen=True)
@@ -74,8 +73,8 @@ class GatedFeedForward(Module):
             self._projection(
                 projection,
                 lambda a=fan_in, b=fan_out: (
-                    _check_width(a, "input width", ZeroInputWidthError),
-                    _check_width(b, "output width", ZeroOutputWidthError),
+                    _check_width(a, "input width"),
+                    _check_width(b, "output width"),
                 ),
             )
         for projection, (fan_in, fan_out) in plan.items():  # every size before any draw
@@ -114,19 +113,19 @@ class GatedFeedForward(Module):
     def _build(self, gate: Linear, up: Linear, down: Linear, *, name: str) -> None:
         kind = type(self).__name__
         if gate.input_width != up.input_width:
-            raise BranchInputWidthError(
+            raise WidthError(
                 f"{kind} gate and up projections must read the same input width; got gate "
                 f"{gate.input_width} and up {up.input_width}. Give both weights the shape "
                 f"[input_width, hidden_width]."
             )
         if gate.output_width != up.output_width:
-            raise BranchHiddenWidthError(
+            raise WidthError(
                 f"{kind} gate and up projections must produce the same hidden width, so their "
                 f"outputs can be multiplied elementwise; got gate {gate.output_width} and up "
                 f"{up.output_width}."
             )
         if down.input_width != gate.output_width:
-            raise DownInputWidthError(
+            raise WidthError(
                 f"{kind} down projection must read the hidden width {gate.output_width}; got a "
                 f"down weight of shape ({down.input_width}, {down.output_width}). Its first axis "
                 f"must be {gate.output_width}."
@@ -141,21 +140,12 @@ class GatedFeedForward(Module):
 
     @classmethod
     def _projection(cls, projection: str, step: Callable[[], T]) -> T:
-        """Run one projection's step; a typed failure is re-raised naming the projection."""
-        try:
-            return step()
-        except FromScratchError as error:
-            raise GatedProjectionError(
-                f"{cls.__name__} {projection} projection: {error}", projection=projection
-            ) from error
+        """Run one projection's step; a failure is re-raised, same class, naming the projection."""
+        return _named(f"{cls.__name__} {projection} projection", step)
 
     def _operation(self, operation: str, step: Callable[[], T]) -> T:
-        try:
-            return step()
-        except FromScratchError as error:
-            raise GatedOperationError(
-                f"{type(self).__name__} {operation}: {error}", operation=operation
-            ) from error
+        """Run one composed operation; a failure is re-raised, same class, naming the operation."""
+        return _named(f"{type(self).__name__} {operation}", step)
 
     def __repr__(self) -> str:
         return (

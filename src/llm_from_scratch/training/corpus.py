@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, TokenIdError
+from ..errors import ArgumentError, TokenError
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
 _ROLE = re.compile(r"\{[a-zA-Z][\w:.-]*\}`[^`]*`")
@@ -184,12 +184,12 @@ def bigram_bits_per_char(
     for label, ids in (("train_ids", train_ids), ("validation_ids", validation_ids)):
         array = np.asarray(ids)
         if array.ndim != 1 or array.size < 2 or array.dtype.kind not in "iu":
-            raise TokenIdError(
+            raise TokenError(
                 f"{label} must be a 1-D integer array of at least 2 IDs; got shape "
                 f"{array.shape}, dtype {array.dtype}."
             )
         if array.min() < 0 or array.max() >= vocab_size:
-            raise TokenIdError(f"{label} must lie in [0, {vocab_size}); got values outside.")
+            raise TokenError(f"{label} must lie in [0, {vocab_size}); got values outside.")
         arrays.append(array.astype(np.int64))
     train, validation = arrays
     counts = np.zeros((vocab_size, vocab_size))  # (V, V): counts[a, b] = #(a followed by b)

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor
-from ..errors import ArgumentError, ShapeError, TokenIdError
+from ..errors import ArgumentError, ShapeError, TokenError
 
 
 def _target_array(targets: Any, expected: tuple[int, ...]) -> np.ndarray:
     array = np.asarray(targets.value if isinstance(targets, Tensor) else targets)
     if array.dtype.kind not in "iu":
-        raise TokenIdError(f"cross_entropy targets must be integers; got dtype {array.dtype}.")
+        raise TokenError(f"cross_entropy targets must be integers; got dtype {array.dtype}.")
     if array.shape != expected:
         raise ShapeError(
             f"cross_entropy needs one target per logit row: logits [..., V] with leading shape "
@@ -43,7 +43,7 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None)
     outside = counted & ((y < 0) | (y >= vocab))
     if outside.any():
         first = int(y[outside][0])
-        raise TokenIdError(
+        raise TokenError(
             f"cross_entropy targets must lie in [0, {vocab}) (or equal ignore_index="
             f"{ignore_index}); got {first}."
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, TokenIdError
+from ..errors import ArgumentError, TokenError
 
 
 def _check_text(text: Any, who: str) -> str:
@@ -25,13 +25,13 @@ def _check_text(text: Any, who: str) -> str:
 def _check_ids(ids: Any, vocab_size: int, who: str) -> np.ndarray:
     array = np.asarray(ids)
     if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
-        raise TokenIdError(
+        raise TokenError(
             f"{who}.decode takes a 1-D array of integer IDs; got shape {array.shape}, dtype "
             f"{array.dtype}."
         )
     array = array.astype(np.int64)
     if array.size and (array.min() < 0 or array.max() >= vocab_size):
-        raise TokenIdError(
+        raise TokenError(
             f"{who}.decode: IDs must lie in [0, {vocab_size}); got values from {array.min()} to "
             f"{array.max()}."
         )
@@ -79,7 +79,7 @@ class CharTokenizer:
         for position, c in enumerate(text):
             i = self._index.get(c, fallback)
             if i is None:
-                raise TokenIdError(
+                raise TokenError(
                     f"CharTokenizer.encode: {c!r} (position {position}) is not in the "
                     f"{self.vocab_size}-character vocabulary; build the tokenizer from text that "
                     "contains it, or pass unknown=<a vocabulary character> to map it there."
