@@ -633,7 +633,9 @@ def cache_equality() -> Outcome:
         gap = max(
             _gap(a, b) for a, b in zip(runs[0].step_logits, runs[1].step_logits, strict=True)
         )
+        same = all(np.array_equal(a, b) for a, b in zip(*(r.sequences for r in runs), strict=True))
         results.append((f"{label}: cached logits differ by {gap:.2g}", gap <= 1e-10))
+        results.append((f"{label}: cached generation chose other tokens", same))
     return _first_failure(results, "cached and uncached generation agree")
 
 
