@@ -41,7 +41,8 @@ def main_path(diagram) -> list[str]:
 
 
 @pytest.mark.parametrize(("order", "expected"), [("pre", PRE_PATH), ("post", POST_PATH)])
-def test_t23_main_path_follows_the_ordering(order: str, expected: list[str]) -> None:
+def test_main_path_follows_the_ordering(order: str, expected: list[str]) -> None:
+    """Seed fact T23: the main path follows the pre- or post-norm order, drawn top to bottom."""
     diagram = block_diagram(order)
     assert main_path(diagram) == expected == diagram.keys()
     ys = [diagram.node(k).y for k in expected]
@@ -49,7 +50,8 @@ def test_t23_main_path_follows_the_ordering(order: str, expected: list[str]) -> 
 
 
 @pytest.mark.parametrize("order", ["pre", "post"])
-def test_t23_every_addition_has_its_residual_path_drawn(order: str) -> None:
+def test_every_addition_has_its_residual_path_drawn(order: str) -> None:
+    """Seed fact T23: both additions have a residual bypass drawn beside the boxes."""
     diagram = block_diagram(order)
     residuals = diagram.residual_edges()
     assert len(residuals) == 2  # the seed's Figure 17.4 omits these; ours must not
@@ -100,7 +102,8 @@ def parts(**overrides):
     return block_parts(**values)
 
 
-def test_t23_overview_has_the_six_parts_in_order() -> None:
+def test_overview_has_the_six_parts_in_order() -> None:
+    """Seed fact T23: the overview shows attention, residual, norm, FFN, position, routing."""
     panels = parts()
     assert [p.title for p in panels] == [
         "attention",
@@ -133,7 +136,8 @@ def test_overview_rejects_inconsistent_data() -> None:
         block_parts_figure(parts()[:5])
 
 
-def test_t21_trace_rows_from_the_live_decoder() -> None:
+def test_decode_trace_rows_have_the_live_decoders_stage_shapes() -> None:
+    """Seed fact T21: decode-trace rows carry the live decoder's stage shapes, [2, 4] to [2, 5]."""
     decoder = Decoder(10, 8, 2, 2, 16, rng=SplitMix64(9))
     trace = decoder.trace_step(np.array([[1, 2, 3, 4], [5, 6, 7, 8]]))
     rows = decode_trace_rows(trace.stages)

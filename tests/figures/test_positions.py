@@ -43,7 +43,8 @@ def test_rotation_track_keeps_the_radius_of_a_general_pair():
     np.testing.assert_allclose(track.points[1], expected, atol=1e-14)
 
 
-def test_t14_relative_score_at_0_and_90_degrees_and_after_a_shift():
+def test_relative_score_at_0_and_90_degrees_and_after_a_shift():
+    """Seed fact T14: the score is 1 at 0°, 0 at 90°, unchanged when both positions shift."""
     quarter = math.pi / 2
     aligned = relative_score([1.0, 0.0], [1.0, 0.0], quarter, 0.0, 0.0, 3.0)
     assert aligned.score == 1.0

@@ -54,7 +54,8 @@ def reference_attention(q, k, v, blocked=None, added=None):
 # --- T3: heads, widths, 4D² ------------------------------------------------------------------
 
 
-def test_t3_four_d_squared_bias_free_projections_named_in_forward_order():
+def test_four_d_squared_bias_free_projections_named_in_forward_order():
+    """Seed fact T3: 4·D² parameters: bias-free [D, D] query, key, value, output, in that order."""
     for width, heads in [(8, 2), (4, 2), (12, 3), (768, 12)]:
         layer = MultiHeadAttention(width, heads, rng=SplitMix64(1))
         assert layer.parameter_count == 4 * width**2
@@ -69,8 +70,8 @@ def test_t3_four_d_squared_bias_free_projections_named_in_forward_order():
     assert all(child.bias is None for child in layer.children())
 
 
-def test_t3_each_head_is_one_projection_set_and_mha_is_concat_then_output():
-    """head_i = Attention(X W_Q,i, X W_K,i, X W_V,i) with column blocks; MHA = concat · W_O."""
+def test_each_head_is_one_projection_set_and_mha_is_concat_then_output():
+    """head_i = Attention(X W_Q,i, X W_K,i, X W_V,i), column blocks; MHA = concat · W_O (T3)."""
     width, heads = 6, 3
     head_width = width // heads
     x = normal(2, (2, 4, width))
@@ -125,7 +126,8 @@ def test_initialisation_is_deterministic_and_transactional():
 # --- T4: the head split ----------------------------------------------------------------------
 
 
-def test_t4_split_shapes_and_token_rows():
+def test_split_heads_keeps_each_token_row_within_its_heads():
+    """Seed fact T4: [2, 4, 8] splits to [2, 2, 4, 4]; token 0's 0..7 becomes heads' 0..3, 4..7."""
     x = np.arange(64.0).reshape(2, 4, 8)
     inner = Tensor(x).reshape(2, 4, 2, 4)
     assert inner.shape == (2, 4, 2, 4)
@@ -140,7 +142,8 @@ def test_t4_split_shapes_and_token_rows():
     np.testing.assert_array_equal(heads.value, x.reshape(2, 4, 2, 4).transpose(0, 2, 1, 3))
 
 
-def test_t4_direct_reshape_groups_values_wrongly():
+def test_direct_reshape_groups_values_wrongly():
+    """Seed fact T4: reshaping straight to [B, H, T, d_h] puts whole tokens into one head."""
     x = np.arange(64.0).reshape(2, 4, 8)
     wrong = Tensor(x).reshape(2, 2, 4, 4).value
     right = split_heads(Tensor(x), 2).value
@@ -151,8 +154,8 @@ def test_t4_direct_reshape_groups_values_wrongly():
     np.testing.assert_array_equal(wrong[0, 0, 1], [4, 5, 6, 7])
 
 
-def test_t4_equal_lengths_hide_a_wrong_rearrangement():
-    """B=1, T=2, D=4, H=2: split and permuted shapes are both [1,2,2,2], values differ."""
+def test_equal_lengths_hide_a_wrong_rearrangement():
+    """B=1, T=2, D=4, H=2: split and permuted shapes are both [1,2,2,2], values differ. (T4)"""
     x = Tensor(np.arange(8.0).reshape(1, 2, 4))
     split = x.reshape(1, 2, 2, 2)
     permuted = split_heads(x, 2)
@@ -302,7 +305,8 @@ def test_module_parameter_gradients_match_finite_differences():
 # --- T19: mask contract and returned shapes --------------------------------------------------
 
 
-def test_t19_returned_shapes():
+def test_attention_returns_b_t_d_outputs_and_b_t_t_or_b_h_t_t_weights():
+    """Seed fact T19: outputs [B, T, D]; weights averaged [B, T, T] or per head [B, H, T, T]."""
     rng = SplitMix64(15)
     layer = MultiHeadAttention(8, 2, rng=rng)
     x = Tensor(rng.normal((2, 4, 8)))
@@ -314,7 +318,8 @@ def test_t19_returned_shapes():
     np.testing.assert_allclose(averaged.value, per_head.value.mean(axis=1), atol=1e-15)
 
 
-def test_t19_shared_mask_applies_to_every_batch_row_and_head():
+def test_shared_mask_applies_to_every_batch_row_and_head():
+    """Seed fact T19: an [L, S] mask blocks the same keys in every batch row and head."""
     q, k, v = qkv(16, batch=2, heads=3, queries=3, keys=4)
     shared = np.array([[False, True, False, True]] * 3)
     _, weights = scaled_dot_product_attention(q, k, v, mask=shared)
@@ -322,7 +327,8 @@ def test_t19_shared_mask_applies_to_every_batch_row_and_head():
     np.testing.assert_allclose(weights.value.sum(-1), 1.0, atol=1e-15)
 
 
-def test_t19_per_batch_head_mask_is_indexed_b_times_h_plus_h():
+def test_per_batch_head_mask_is_indexed_b_times_h_plus_h():
+    """Seed fact T19: a [B·H, L, S] mask's row b·H + h applies to batch b, head h."""
     batch, heads, keys = 2, 3, 4
     q, k, v = qkv(17, batch=batch, heads=heads, queries=2, keys=keys)
     mask = np.zeros((batch * heads, 2, keys), dtype=bool)
@@ -338,7 +344,8 @@ def test_t19_per_batch_head_mask_is_indexed_b_times_h_plus_h():
             assert np.all(weights.value[b, h][:, others] > 0.0)
 
 
-def test_t19_boolean_true_blocks_and_float_adds():
+def test_boolean_true_blocks_and_float_adds():
+    """Seed fact T19: a Boolean mask's True blocks a key; a float mask is added to the scores."""
     q, k, v = qkv(18, batch=1, heads=1, queries=2, keys=3)
     boolean = np.array([[False, True, False], [False, False, False]])
     additive = np.array([[0.0, -np.inf, 0.0], [0.0, 0.0, 0.0]])
@@ -354,7 +361,8 @@ def test_t19_boolean_true_blocks_and_float_adds():
     np.testing.assert_allclose(ws.value, wbias.value, atol=1e-15)
 
 
-def test_t19_padding_mask_gives_padded_keys_zero_weight():
+def test_padding_mask_gives_padded_keys_zero_weight():
+    """Seed fact T19: a [B, S] key padding mask gives padded keys exactly zero weight."""
     q, k, v = qkv(19, batch=2, heads=2, queries=4, keys=4)
     padding = np.array([[False, False, False, True], [False, True, True, True]])
     _, weights = scaled_dot_product_attention(q, k, v, key_padding_mask=padding)
@@ -460,7 +468,8 @@ def test_causal_output_at_t_ignores_inputs_after_t():
 # --- T11: permutation equivariance ------------------------------------------------------------
 
 
-def test_t11_equivariant_without_mask_and_not_with_a_causal_one():
+def test_equivariant_without_mask_and_not_with_a_causal_one():
+    """Seed fact T11: permuting tokens permutes the output without a mask, not with causal."""
     rng = SplitMix64(24)
     plain = MultiHeadAttention(6, 3, rng=rng)
     causal = MultiHeadAttention.from_parameters(*plain.parameters(), num_heads=3, causal=True)
@@ -478,7 +487,8 @@ def test_t11_equivariant_without_mask_and_not_with_a_causal_one():
 
 
 @given(seed=st.integers(0, 10_000))
-def test_t11_equivariance_for_any_permutation(seed):
+def test_equivariance_for_any_permutation(seed):
+    """Seed fact T11: attention without positions or masks is equivariant for any permutation."""
     rng = SplitMix64(seed)
     layer = MultiHeadAttention(4, 2, rng=rng)
     x = rng.normal((2, 4, 4))

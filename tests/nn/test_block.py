@@ -15,7 +15,8 @@ def inputs(shape, seed=2):
     return SplitMix64(seed).uniform(-1.0, 1.0, shape)
 
 
-def test_t19_shapes_of_the_composed_block():
+def test_block_returns_b_t_d_outputs_and_attention_weights():
+    """Seed fact T19: the block returns [B, T, D] and weights [B, T, T] or [B, H, T, T]."""
     block = TransformerBlock(8, 2, 16, rng=SplitMix64(1))
     y, averaged = block(inputs((2, 4, 8)))
     assert y.shape == (2, 4, 8) and averaged.shape == (2, 4, 4)
@@ -24,7 +25,8 @@ def test_t19_shapes_of_the_composed_block():
     np.testing.assert_allclose(per_head.value.mean(axis=1), averaged.value, rtol=1e-15)
 
 
-def test_t1_pre_norm_cycle_matches_its_formula():
+def test_pre_norm_cycle_matches_its_formula():
+    """Seed fact T1: pre-norm x₁ = x + Attn(LN(x)), x₂ = x₁ + FFN(LN(x₁)), FFN width 16."""
     block = TransformerBlock(4, 2, 16, rng=SplitMix64(3))
     x = inputs((1, 2, 4))
     stages = block.stages(x)
@@ -47,7 +49,8 @@ def test_post_norm_uses_the_same_parameters_in_the_other_order():
     assert not np.allclose(post(x)[0].value, block(x)[0].value)
 
 
-def test_t2_ffn_is_per_position_attention_mixes():
+def test_ffn_is_per_position_attention_mixes():
+    """Seed fact T2: editing one position changes only its FFN output; attention carries it on."""
     block = TransformerBlock(4, 2, 8, causal=False, rng=SplitMix64(5))
     x = inputs((1, 3, 4))
     changed = x.copy()

@@ -19,7 +19,8 @@ from llm_from_scratch.nn.budget import dense_hidden_width
 from llm_from_scratch.random import SplitMix64
 
 
-def test_t7_gpt2_small_widths() -> None:
+def test_gpt2_small_width_768_gives_12_d_squared_per_block_and_84_9m() -> None:
+    """Seed fact T7: D = 768: hidden 3072, 12·D² = 7,077,888 per block, 84.9M for 12."""
     b = parameter_budget(768)
     assert isinstance(b, ParameterBudget)
     assert b.ffn_hidden_width == 3072

@@ -17,7 +17,8 @@ def decoder(**kwargs):
     return Decoder(10, 8, 2, 2, 16, rng=SplitMix64(21), **kwargs)
 
 
-def test_t21_one_decoding_step_shapes():
+def test_one_greedy_step_traces_every_stage_shape_and_appends_argmax():
+    """Seed fact T21: one decoding step's stage shapes, token IDs [2, 4] to extended IDs [2, 5]."""
     model = decoder()
     trace = model.trace_step(IDS)
     assert dict(trace.stages) == {
@@ -36,7 +37,8 @@ def test_t21_one_decoding_step_shapes():
     assert np.array_equal(extended[:, 4], np.argmax(model.next_token_logits(IDS).value, -1))
 
 
-def test_t20_head_is_x_final_times_vocab_table_transposed_without_bias():
+def test_head_is_x_final_times_vocab_table_transposed_without_bias():
+    """Seed fact T20: logits = X_final Eᵀ with the tied table and no head bias; untied adds V·D."""
     model = decoder()
     assert model.vocab_weight is model.embedding.weight
     logits = model(IDS).value

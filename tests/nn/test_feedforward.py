@@ -24,7 +24,8 @@ def draw(seed: int, shape: tuple[int, ...], low: float = -1.0, high: float = 1.0
 # --- T8: the scalar FFN check --------------------------------------------------------------------
 
 
-def test_t8_scalar_ffn_with_identity_activation_is_8_5() -> None:
+def test_scalar_ffn_with_identity_activation_is_8_5() -> None:
+    """Seed fact T8: the scalar FFN with an identity activation gives 8.5."""
     ffn = FeedForward.from_parameters([[2.0]], [0.5], [[3.0]], [1.0], activation="identity")
     assert ffn(np.array([1.0])).value.tolist() == [8.5]
     assert ffn(np.array([[[1.0]]])).value.tolist() == [[[8.5]]]
@@ -33,7 +34,8 @@ def test_t8_scalar_ffn_with_identity_activation_is_8_5() -> None:
 # --- T9: GELU = x Φ(x) ---------------------------------------------------------------------------
 
 
-def test_t9_gelu_values() -> None:
+def test_gelu_is_x_times_normal_cdf_0_at_0_and_0841345_at_1() -> None:
+    """Seed fact T9: GELU(x) = x Φ(x): 0 at 0, 0.841345 at 1, and x Φ(x) on a grid."""
     phi_0 = 0.5 * (1.0 + erf(0.0))
     assert phi_0 == 0.5
     assert activate(np.array(0.0), "gelu").item() == 0.0
@@ -55,7 +57,8 @@ def test_activations_by_name() -> None:
 # --- T10: GLU 1 versus SwiGLU 0 ------------------------------------------------------------------
 
 
-def test_t10_glu_gives_1_and_swiglu_gives_0_for_a_2_b_0() -> None:
+def test_glu_gives_1_and_swiglu_gives_0_for_a_2_b_0() -> None:
+    """Seed fact T10: with a = 2 and b = 0, GLU gives a·σ(0) = 1 and SwiGLU gives a·SiLU(0) = 0."""
     # 1-wide weights so that a = x W_u = 2 (linear branch) and b = x W_g = 0 (gate projection).
     x = np.array([1.0])
     gate, up, down = [[0.0]], [[2.0]], [[1.0]]

@@ -33,22 +33,26 @@ def known(bias: bool = True) -> Linear:
 # --- L1, L2: forward --------------------------------------------------------------------------
 
 
-def test_l1_forward_values_and_shape_exact() -> None:
+def test_forward_values_and_shape_exact() -> None:
+    """Seed fact L1: Y = XW + b on the fixture, value for value, shape [1, 2, 3]."""
     y = known()(Tensor(X))
     assert y.shape == (1, 2, 3)
     np.testing.assert_array_equal(y.value, np.array(Y))
 
 
-def test_l1_weighted_sums_are_the_bias_free_output() -> None:
+def test_weighted_sums_are_the_bias_free_output() -> None:
+    """Seed fact L1: the weighted sums XW are the bias-free layer's output."""
     np.testing.assert_array_equal(known(bias=False)(Tensor(X)).value, np.array(WEIGHTED_SUMS))
 
 
-def test_l2_scalar_weighted_response_is_first_coordinate() -> None:
+def test_scalar_weighted_response_is_first_coordinate() -> None:
+    """Seed fact L2: the scalar response 1·1 + 2·2 + 0.5 = 5.5 is the first output coordinate."""
     assert scalar_weighted_response([1.0, 2.0], [1.0, 2.0], 0.5) == 5.5
     assert known()(Tensor(X)).value[0, 0, 0] == 5.5
 
 
-def test_l2_scalar_response_rejects_mismatched_lengths() -> None:
+def test_scalar_response_rejects_mismatched_lengths() -> None:
+    """Seed fact L2: the scalar response refuses inputs and weights of different lengths."""
     with pytest.raises(WidthError) as info:
         scalar_weighted_response([1.0, 2.0], [1.0], 0.5)
     assert str(info.value) == (
@@ -57,7 +61,8 @@ def test_l2_scalar_response_rejects_mismatched_lengths() -> None:
     )
 
 
-def test_l2_scalar_response_is_not_used_by_linear() -> None:
+def test_scalar_response_is_not_used_by_linear() -> None:
+    """Seed fact L2: Linear computes with matrix products, not the scalar teaching helper."""
     import inspect
 
     from llm_from_scratch.nn import linear
@@ -68,7 +73,8 @@ def test_l2_scalar_response_is_not_used_by_linear() -> None:
 # --- L3, L7: reverse --------------------------------------------------------------------------
 
 
-def test_l3_reverse_gradients_exact() -> None:
+def test_reverse_gradients_exact() -> None:
+    """Seed fact L3: dX, dW and db for the fixture's upstream gradient, exactly."""
     layer = known()
     x = Tensor(X, requires_grad=True)
     layer(x).backward(np.array(G))
@@ -77,7 +83,8 @@ def test_l3_reverse_gradients_exact() -> None:
     np.testing.assert_array_equal(layer.bias.grad, np.array(DB))
 
 
-def test_l3_gradients_match_the_position_formulas() -> None:
+def test_gradients_match_the_position_formulas() -> None:
+    """Seed fact L3: dX = G Wᵀ, dW = Σ_t x_tᵀ g_t and db = Σ_t g_t, position by position."""
     # dX_p = G_p Wᵀ, dW = Σ_p X_pᵀ G_p, db = Σ_p G_p, written out position by position.
     x, g, w = np.array(X)[0], np.array(G)[0], np.array(W)
     layer = known()
@@ -89,7 +96,8 @@ def test_l3_gradients_match_the_position_formulas() -> None:
     np.testing.assert_array_equal(layer.bias.grad, g[0] + g[1])
 
 
-def test_l7_bias_gradient_sums_three_positions() -> None:
+def test_bias_gradient_sums_three_positions() -> None:
+    """Seed fact L7: the bias gradient sums the upstream gradient over all three positions."""
     layer = Linear.from_parameters([[1.0, 2.0], [3.0, 4.0]], [0.0, 0.0], name="small")
     x = Tensor(np.ones((3, 2)), requires_grad=True)
     layer(x).backward(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 4.0]]))
@@ -109,11 +117,15 @@ def test_l7_bias_gradient_sums_three_positions() -> None:
         ((0, 2), (0, 3)),
     ],
 )
-def test_l4_shape_table(shape: tuple[int, ...], expected: tuple[int, ...]) -> None:
+def test_only_the_last_axis_changes_width_for_each_leading_shape(
+    shape: tuple[int, ...], expected: tuple[int, ...]
+) -> None:
+    """Seed fact L4: [2], [2, 2], [1, 2, 2], [4, 7, 2], [0, 2] keep their leading axes, width 3."""
     assert known()(Tensor(np.ones(shape))).shape == expected
 
 
-def test_l4_rank_one_input_promoted_and_restored() -> None:
+def test_rank_one_input_promoted_and_restored() -> None:
+    """Seed fact L4: a [2] input is computed as [1, 2] and returned as [3], gradient [2]."""
     layer = known()
     x = Tensor([1.0, 2.0], requires_grad=True)
     y = layer(x)
@@ -124,7 +136,8 @@ def test_l4_rank_one_input_promoted_and_restored() -> None:
     np.testing.assert_array_equal(x.grad, [2.0, 1.0])
 
 
-def test_l4_empty_leading_axis_backward() -> None:
+def test_empty_leading_axis_gives_zero_gradients() -> None:
+    """Seed fact L4: an input with zero positions passes through; backward gives zero dW and db."""
     layer = known()
     x = Tensor(np.ones((0, 2)), requires_grad=True)
     layer(x).backward(np.ones((0, 3)))
@@ -139,9 +152,10 @@ def test_l4_empty_leading_axis_backward() -> None:
     d_out=st.integers(1, 4),
     seed=st.integers(0, 2**32),
 )
-def test_l4_property_only_last_axis_changes(
+def test_any_leading_axes_pass_through_unchanged(
     leading: list[int], d_in: int, d_out: int, seed: int
 ) -> None:
+    """Seed fact L4: for drawn shapes only the last axis changes, and values match XW + b."""
     rng = SplitMix64(seed)
     layer = Linear(d_in, d_out, rng=rng)
     x = rng.uniform(-1.0, 1.0, (*leading, d_in))
@@ -154,7 +168,8 @@ def test_l4_property_only_last_axis_changes(
 # --- L5, L6: affine vs bias-free ---------------------------------------------------------------
 
 
-def test_l5_bias_free_output_and_parameter_counts() -> None:
+def test_bias_free_output_and_parameter_counts_9_and_6() -> None:
+    """Seed fact L5: the bias-free output is XW; 9 parameters with a bias, 6 without."""
     np.testing.assert_array_equal(
         known(bias=False)(Tensor(X)).value, np.array([[[5.0, 1.0, 1.0], [5.0, 1.5, 4.0]]])
     )
@@ -165,13 +180,15 @@ def test_l5_bias_free_output_and_parameter_counts() -> None:
     assert Linear(2, 3, bias=False, rng=rng).parameter_count == 6
 
 
-def test_l6_origin_is_not_preserved_by_affine() -> None:
+def test_origin_is_not_preserved_by_affine() -> None:
+    """Seed fact L6: the affine layer maps 0 to b; the bias-free one maps 0 to 0."""
     origin = Tensor([0.0, 0.0])
     np.testing.assert_array_equal(known()(origin).value, [0.5, -0.5, 1.0])
     np.testing.assert_array_equal(known(bias=False)(origin).value, [0.0, 0.0, 0.0])
 
 
-def test_l6_affine_fails_additivity_bias_free_satisfies_it() -> None:
+def test_affine_fails_additivity_bias_free_satisfies_it() -> None:
+    """Seed fact L6: f(u + v) = f(u) + f(v) holds without a bias and fails with one."""
     u, v = Tensor([1.0, 2.0]), Tensor([-1.0, 3.0])
     both = Tensor([0.0, 5.0])
     affine, plain = known(), known(bias=False)
@@ -249,7 +266,8 @@ ERROR_CASES = [
 @pytest.mark.parametrize(
     ("label", "call", "kind", "message"), ERROR_CASES, ids=[c[0] for c in ERROR_CASES]
 )
-def test_l8_typed_error_and_message(label: str, call, kind: type, message: str) -> None:
+def test_each_refusal_has_its_type_and_message(label: str, call, kind: type, message: str) -> None:
+    """Seed fact L8: each bad weight, bias, input or width raises its type and exact message."""
     with pytest.raises(kind) as info:
         call()
     assert type(info.value) is kind
@@ -257,7 +275,8 @@ def test_l8_typed_error_and_message(label: str, call, kind: type, message: str) 
     assert isinstance(info.value, ValueError)
 
 
-def test_l8_precedence_first_failing_check_wins() -> None:
+def test_first_failing_check_wins() -> None:
+    """Seed fact L8: a value breaking several rules reports the first in the documented order."""
     # A rank-3 weight with a bad bias reports the weight; a [0, 0] weight reports input width.
     with pytest.raises(RankError, match=r"^Linear weight must be rank 2"):
         Linear.from_parameters(np.zeros((2, 3, 1)), [[1.0]])
@@ -275,7 +294,8 @@ def test_l8_precedence_first_failing_check_wins() -> None:
         known()(Tensor(5.0))
 
 
-def test_l8_forward_error_leaves_gradients_untouched() -> None:
+def test_forward_error_leaves_gradients_untouched() -> None:
+    """Seed fact L8: a refused forward records nothing, so the parameters get no gradient."""
     layer = known()
     with pytest.raises(WidthError, match="expects input whose last axis is 2"):
         layer(Tensor(np.ones((2, 5)), requires_grad=True))
@@ -285,7 +305,8 @@ def test_l8_forward_error_leaves_gradients_untouched() -> None:
 # --- L9: initialisation ------------------------------------------------------------------------
 
 
-def test_l9_xavier_bound_zero_bias_names() -> None:
+def test_init_weight_within_xavier_bound_bias_zero_names_from_layer() -> None:
+    """Seed fact L9: weights lie within √(6/5), the bias is zero, names follow the layer's."""
     layer = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
     bound = np.sqrt(6.0 / 5.0)
     assert np.all(np.abs(layer.weight.value) <= bound)
@@ -297,7 +318,8 @@ def test_l9_xavier_bound_zero_bias_names() -> None:
     ]
 
 
-def test_l9_weight_is_the_splitmix_stream_mapped_to_the_xavier_interval() -> None:
+def test_weight_is_the_splitmix_stream_mapped_to_the_xavier_interval() -> None:
+    """Seed fact L9: the weight is SplitMix64's uniforms mapped to (−a, a), in row order."""
     # Independent of the package: SplitMix64 written out here, u = (z >> 11)·2⁻⁵³, w = -a + 2a·u.
     mask, state, draws = (1 << 64) - 1, 19, []
     for _ in range(6):
@@ -312,7 +334,8 @@ def test_l9_weight_is_the_splitmix_stream_mapped_to_the_xavier_interval() -> Non
     np.testing.assert_allclose(layer.weight.value, expected, rtol=0, atol=1e-15)
 
 
-def test_l9_equal_seeds_equal_weights() -> None:
+def test_equal_seeds_equal_weights() -> None:
+    """Seed fact L9: two layers drawn from equal seeds are equal, weight for weight."""
     first = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
     second = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
     np.testing.assert_array_equal(first.weight.value, second.weight.value)
@@ -330,7 +353,8 @@ def test_l9_equal_seeds_equal_weights() -> None:
         {"input_width": True, "output_width": 3},
     ],
 )
-def test_l9_failed_construction_leaves_generator_unadvanced(bad: dict) -> None:
+def test_failed_construction_leaves_generator_unadvanced(bad: dict) -> None:
+    """Seed fact L9: a refused construction draws nothing from the generator."""
     rng = SplitMix64(19)
     before = rng.state
     with pytest.raises(ValueError):
@@ -343,14 +367,16 @@ def test_l9_failed_construction_leaves_generator_unadvanced(bad: dict) -> None:
     )
 
 
-def test_l9_successful_construction_advances_by_the_weight_draws() -> None:
+def test_successful_construction_advances_by_the_weight_draws() -> None:
+    """Seed fact L9: a built layer advances the generator by exactly its six weight draws."""
     rng, reference = SplitMix64(19), SplitMix64(19)
     Linear(2, 3, rng=rng)
     reference.u64_array(6)
     assert rng.state == reference.state
 
 
-def test_l9_clone_shares_parameter_leaves() -> None:
+def test_clone_shares_parameter_leaves() -> None:
+    """Seed fact L9: a shallow clone holds the same leaves, so gradients land in one place."""
     layer = Linear(2, 3, name="token_projection", rng=SplitMix64(19))
     clone = copy.copy(layer)
     assert clone.weight is layer.weight
@@ -364,7 +390,8 @@ def test_l9_clone_shares_parameter_leaves() -> None:
 # --- L10: finite differences -------------------------------------------------------------------
 
 
-def test_l10_reverse_matches_central_differences_step_1e6_tol_2e6() -> None:
+def test_reverse_matches_central_differences_step_1e6_tol_2e6() -> None:
+    """Seed fact L10: reverse-mode gradients match central differences (step 1e-6) within 2e-6."""
     layer = known()
     x = Tensor(X, requires_grad=True)
     layer(x).backward(np.array(G))
@@ -380,7 +407,8 @@ def test_l10_reverse_matches_central_differences_step_1e6_tol_2e6() -> None:
         assert np.max(np.abs(analytic - central)) <= 2e-6
 
 
-def test_l10_full_jacobian_gradcheck_of_input() -> None:
+def test_full_jacobian_gradcheck_of_input() -> None:
+    """Seed fact L10: the whole Jacobian with respect to the input passes gradcheck."""
     layer = known()
     result = gradcheck(lambda x: layer(x), [np.array(X)], step=1e-6, atol=2e-6)
     assert result.passed, result.message
@@ -389,7 +417,8 @@ def test_l10_full_jacobian_gradcheck_of_input() -> None:
 # --- L11: position independence and collapse ---------------------------------------------------
 
 
-def test_l11_changing_one_position_leaves_the_other_exactly() -> None:
+def test_changing_one_position_leaves_the_other_exactly() -> None:
+    """Seed fact L11: editing one input position leaves the other output position bit for bit."""
     layer = known()
     before = layer(Tensor(X)).value
     changed = np.array(X)
@@ -399,7 +428,8 @@ def test_l11_changing_one_position_leaves_the_other_exactly() -> None:
     assert not np.array_equal(after[0, 0], before[0, 0])
 
 
-def test_l11_stacked_bias_free_projections_collapse() -> None:
+def test_stacked_bias_free_projections_collapse() -> None:
+    """Seed fact L11: two bias-free projections equal one with weight W₁W₂, up to rounding."""
     rng = SplitMix64(7)
     first = Linear(2, 3, bias=False, rng=rng)
     second = Linear(3, 4, bias=False, rng=rng)

@@ -23,7 +23,8 @@ from llm_from_scratch.nn.swiglu import SwiGLU
 from llm_from_scratch.random import SplitMix64
 
 
-def test_t15_worked_example():
+def test_top2_of_056_024_020_keeps_experts_0_1_with_gates_07_03():
+    """Seed fact T15: top-2 of (0.56, 0.24, 0.20) keeps experts 0, 1, gates 0.7, 0.3; y = 2.9."""
     selected, gates = top_k_gates(np.array([0.56, 0.24, 0.20]), 2)
     assert selected.tolist() == [0, 1]
     np.testing.assert_allclose(gates, [0.7, 0.3], rtol=1e-15)
@@ -31,7 +32,8 @@ def test_t15_worked_example():
     np.testing.assert_allclose(np.array([0.56, 0.24]).sum(), 0.8)
 
 
-def test_t15_router_scores_have_shape_b_t_e():
+def test_router_scores_have_shape_b_t_e():
+    """Seed fact T15: router scores, probabilities are [B, T, E]; selections, gates [B, T, k]."""
     router = TopKRouter(8, 3, 2, rng=SplitMix64(4))
     out = router(SplitMix64(5).uniform(-1, 1, (2, 4, 8)))
     assert out.scores.shape == (2, 4, 3) and out.probabilities.shape == (2, 4, 3)
@@ -54,7 +56,8 @@ def test_exactly_k_distinct_experts_and_gates_sum_to_one(k_raw, num_experts, see
     np.testing.assert_allclose(gates.value.sum(-1), 1.0, rtol=1e-14)
 
 
-def test_t16_importance_balancing():
+def test_importance_loss_of_075_025_gates_is_025_and_zero_when_even():
+    """Seed fact T16: importance (3, 1) gives loss 0.25, even gates 0; top-1 sends all to 0."""
     gates = np.tile([0.75, 0.25], (4, 1))
     importance = gates.sum(axis=0)
     assert importance.tolist() == [3.0, 1.0]
@@ -71,7 +74,8 @@ def test_importance_loss_gradient_matches_central_differences():
     assert result.passed, result.message
 
 
-def test_t17_top1_gates_are_one_and_carry_no_score_gradient():
+def test_top1_gates_are_one_and_carry_no_score_gradient():
+    """Seed fact T17: a top-1 gate renormalises to exactly 1, so no gradient reaches the scores."""
     scores = Tensor(SplitMix64(9).uniform(-2, 2, (6, 4)), requires_grad=True)
     _, gates = top_k_gates(scores.softmax(-1), 1)
     assert np.all(gates.value == 1.0)
@@ -79,7 +83,8 @@ def test_t17_top1_gates_are_one_and_carry_no_score_gradient():
     assert np.all(scores.grad == 0.0)
 
 
-def test_t18_capacity_overflow_and_policies():
+def test_capacity_2_drops_the_third_token_or_reroutes_it_to_its_next_choice():
+    """Seed fact T18: capacity 2, counts (3, 1): drop loses a token, next reroutes it to 1."""
     ranking = np.array([[0, 1], [0, 1], [0, 1], [1, 0]])  # top-1 counts (3, 1)
     drop = assign_capacity(ranking, 1, 2, "drop")
     assert drop.assigned.tolist() == [3, 1]

@@ -30,7 +30,8 @@ def draw(seed: int, shape: tuple[int, ...], low: float = -2.0, high: float = 2.0
 # --- T6: the seed's worked values ---------------------------------------------------------------
 
 
-def test_t6_layernorm_population_variance_of_2_4_and_1_3() -> None:
+def test_layernorm_uses_population_variance_of_2_4_and_1_3() -> None:
+    """Seed fact T6: LayerNorm of (2, 4), (1, 3) uses population variance 1: (−1, 1)/√(1 + ε)."""
     x = np.array([[2.0, 4.0], [1.0, 3.0]])
     # The seed: mean 3 (and 2), population variance 1, output (−1, 1) / √(1 + ε).
     assert x.mean(axis=-1).tolist() == [3.0, 2.0]
@@ -42,7 +43,8 @@ def test_t6_layernorm_population_variance_of_2_4_and_1_3() -> None:
     np.testing.assert_allclose(default, np.array([[-1.0, 1.0]] * 2) / math.sqrt(1 + 1e-5))
 
 
-def test_t6_rmsnorm_of_3_4() -> None:
+def test_rmsnorm_of_3_4() -> None:
+    """Seed fact T6: RMSNorm of (3, 4) divides by the root mean square √12.5."""
     x = np.array([3.0, 4.0])
     assert (x * x).mean() == 12.5
     assert math.sqrt(12.5) == pytest.approx(3.535534, abs=TOL)
@@ -55,7 +57,8 @@ def test_t6_rmsnorm_of_3_4() -> None:
     np.testing.assert_allclose(y_default, [0.848528, 1.131371], atol=TOL, rtol=0)
 
 
-def test_t6_post_norm_centres_residual_sum_1_3() -> None:
+def test_post_norm_centres_residual_sum_1_3() -> None:
+    """Seed fact T6: post-norm LayerNorm of the residual sum (1, 3) centres it to (−1, 1)."""
     centred = standardize(np.array([1.0, 3.0]), eps=0.0).value
     np.testing.assert_allclose(centred, [-1.0, 1.0], atol=TOL, rtol=0)
 

@@ -26,11 +26,13 @@ from llm_from_scratch.random import SplitMix64
 # --- T12: the sinusoidal table ---------------------------------------------------------------
 
 
-def test_t12_width_8_frequencies_are_1_01_001_0001():
+def test_width_8_frequencies_are_1_01_001_0001():
+    """Seed fact T12: the width-8 sinusoidal table uses frequencies 1, 0.1, 0.01, 0.001."""
     np.testing.assert_allclose(pair_frequencies(8), [1.0, 0.1, 0.01, 0.001], rtol=1e-14)
 
 
-def test_t12_position_2_starts_sin2_cos2_sin02_cos02():
+def test_position_2_starts_sin2_cos2_sin02_cos02():
+    """Seed fact T12: row 2 of the table starts sin 2, cos 2, sin 0.2, cos 0.2."""
     row = sinusoidal_encoding(3, 8)[2]
     expected = [math.sin(2), math.cos(2), math.sin(0.2), math.cos(0.2)]
     np.testing.assert_allclose(row[:4], expected, rtol=0, atol=1e-15)
@@ -100,12 +102,14 @@ def paper_slopes(n):
     return power_of_two(closest) + paper_slopes(2 * closest)[0::2][: n - closest]
 
 
-def test_t13_eight_heads_have_slopes_one_half_to_one_over_256():
+def test_eight_heads_have_slopes_one_half_to_one_over_256():
+    """Seed fact T13: ALiBi with 8 heads has slopes 1/2, 1/4, …, 1/256."""
     expected = [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]
     np.testing.assert_array_equal(alibi_slopes(8), expected)
 
 
-def test_t13_six_heads_follow_the_papers_rule():
+def test_six_heads_follow_the_papers_rule():
+    """Seed fact T13: six heads: the four-head slopes, then the 1st and 3rd eight-head ones."""
     # four heads: 1/4 … 1/256; then the 1st and 3rd slopes of the eight-head sequence
     expected = [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
     np.testing.assert_allclose(alibi_slopes(6), expected, rtol=1e-15)
@@ -118,7 +122,8 @@ def test_alibi_slopes_equal_the_paper_for_many_counts(n):
     assert np.all(alibi_slopes(n) > 0)
 
 
-def test_t13_slope_01_at_distance_3_lowers_the_score_by_03():
+def test_slope_01_at_distance_3_lowers_the_score_by_03():
+    """Seed fact T13: slope 0.1 at distance 3 lowers the score by 0.3."""
     bias = alibi_bias(1, 4, 4, slopes=[0.1])[0]
     assert bias[3, 0] == pytest.approx(-0.3, abs=1e-15)  # query 3, key 0: distance 3
     scores = np.full((4, 4), 1.25)
@@ -178,7 +183,8 @@ def rotation(theta):
     return np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
 
 
-def test_t14_one_pair_rotates_by_the_formula():
+def test_one_pair_rotates_by_the_formula():
+    """Seed fact T14: RoPE rotates one coordinate pair by the 2×2 rotation of its angle."""
     a, b, t, omega = 0.7, -1.3, 5.0, 0.1
     out = rotate_pairs(Tensor([a, b]), [t * omega]).value
     expected = [
@@ -188,7 +194,8 @@ def test_t14_one_pair_rotates_by_the_formula():
     np.testing.assert_allclose(out, expected, atol=1e-15)
 
 
-def test_t14_q_equals_k_equals_1_0_at_0_and_90_degrees():
+def test_q_equals_k_equals_1_0_at_0_and_90_degrees():
+    """Seed fact T14: q = k = (1, 0) score 1 at equal angles, 0 at 90° apart, after any shift."""
     q = k = Tensor([1.0, 0.0])
     same = (rotate_pairs(q, [0.0]) * rotate_pairs(k, [0.0])).sum().item()
     assert same == 1.0
@@ -201,7 +208,8 @@ def test_t14_q_equals_k_equals_1_0_at_0_and_90_degrees():
     assert abs(both) < 1e-15
 
 
-def test_t14_relative_angle_identity_on_one_pair():
+def test_relative_angle_identity_on_one_pair():
+    """Seed fact T14: ⟨R(a)q, R(b)k⟩ = ⟨q, R(b − a)k⟩ on one pair."""
     rng = SplitMix64(14)
     q, k = rng.normal((2,)), rng.normal((2,))
     omega, i, j = 0.37, 3.0, 11.0
@@ -471,7 +479,8 @@ def _permutation_gap(layer, x, perm):
     return float(np.abs(permuted.value - out.value[:, perm]).max())
 
 
-def test_t11_attention_is_permutation_equivariant_until_positions_enter():
+def test_attention_is_permutation_equivariant_until_positions_enter():
+    """Seed fact T11: plain attention is equivariant; RoPE, ALiBi and a causal mask break it."""
     x = SplitMix64(22).normal((1, 4, 8))
     perm = [2, 0, 3, 1]
     assert _permutation_gap(_attention(), x, perm) < 1e-12

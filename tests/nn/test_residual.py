@@ -16,12 +16,14 @@ def draw(seed: int, shape: tuple[int, ...], low: float = -1.0, high: float = 1.0
     return SplitMix64(seed).uniform(low, high, shape)
 
 
-def test_t5_scalar_residual_sum_is_2_3() -> None:
+def test_scalar_residual_sum_is_2_3() -> None:
+    """Seed fact T5: x + F(x) for the scalar fixture is 2.3."""
     y = residual_sum(np.array(2.0), lambda x: Tensor(0.3))
     assert y.item() == pytest.approx(2.3, abs=1e-15)
 
 
-def test_t5_jacobian_is_identity_plus_branch_jacobian() -> None:
+def test_jacobian_is_identity_plus_branch_jacobian() -> None:
+    """Seed fact T5: the Jacobian of x + F(x) is I + J_F."""
     W = draw(1, (3, 3))
     branch = Linear.from_parameters(W)
     x = draw(2, (3,))
@@ -31,12 +33,14 @@ def test_t5_jacobian_is_identity_plus_branch_jacobian() -> None:
     np.testing.assert_allclose(full, np.eye(3) + W.T, rtol=1e-15)
 
 
-def test_t5_scalar_jacobian_is_1_plus_branch_slope() -> None:
+def test_scalar_jacobian_is_1_plus_branch_slope() -> None:
+    """Seed fact T5: for a scalar branch the derivative is 1 + F'(x)."""
     (jac,) = jacobians(lambda t: residual_sum(t, lambda u: 0.3 * u * u), [np.array(2.0)])
     assert jac.item() == pytest.approx(1.0 + 0.3 * 2 * 2.0, abs=1e-15)
 
 
-def test_t6_post_norm_of_residual_sum_1_3_centres_to_minus1_1() -> None:
+def test_post_norm_of_residual_sum_1_3_centres_to_minus1_1() -> None:
+    """Seed fact T6: post-norm LayerNorm (ε = 0) of the residual sum (1, 3) is (−1, 1)."""
     norm = LayerNorm(2, eps=0.0)
     y = post_norm(np.array([1.0, 2.0]), norm, lambda x: Tensor([0.0, 1.0]))  # sum (1, 3)
     np.testing.assert_allclose(y.value, [-1.0, 1.0], atol=5e-7)
