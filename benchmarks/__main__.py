@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from . import block, engine
+from .machine import describe, machine_line
 from .timing import fmt_time, store
 
 
@@ -59,6 +60,7 @@ def collect(repeats: int) -> dict:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "machine_info": describe(),
         "machine": platform.machine(),
         "repeats": repeats,
         "rows": table,
@@ -75,6 +77,7 @@ def render(report: dict) -> str:
     lines = [
         f"Benchmarks ({report['date']}, Python {report['python']}, numpy {report['numpy']}, "
         f"median of {report['repeats']})",
+        machine_line(report),
         f"{'case':36} {'engine':>11} {'handwritten':>12} {'autograd':>11} {'torch':>11} "
         f"{'ratio':>7} {'target':>7}",
     ]

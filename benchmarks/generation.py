@@ -31,6 +31,7 @@ from llm_from_scratch.random import SplitMix64  # noqa: E402
 from llm_from_scratch.training.config import TrainConfig  # noqa: E402
 from llm_from_scratch.training.loop import build_model  # noqa: E402
 
+from .machine import describe, machine_line  # noqa: E402
 from .timing import store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,6 +129,7 @@ def measure(repeats: int) -> dict:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "machine_info": describe(),
         "machine": platform.machine(),
         "repeats": repeats,
         "load_average": [load_before, os.getloadavg()[0]],  # 1-minute, before and after
@@ -165,6 +167,7 @@ def render(report: dict) -> str:
         f"Generation benchmark ({report['date']}, Python {report['python']}, numpy "
         f"{report['numpy']}, median of {report['repeats']}, load average "
         f"{report['load_average'][0]:.1f} → {report['load_average'][1]:.1f})",
+        machine_line(report),
         f"model: {report['model']}",
         f"{report['new_tokens']} new tokens after a {report['prompt_length']}-token prompt, "
         f"same tokens both ways: {report['same_tokens']}",

@@ -58,6 +58,7 @@ from llm_from_scratch.training.loss import cross_entropy  # noqa: E402
 from llm_from_scratch.training.optim import AdamW  # noqa: E402
 from llm_from_scratch.training.tasks import make_task  # noqa: E402
 
+from .machine import describe, machine_line  # noqa: E402
 from .timing import fmt_time, store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -385,6 +386,7 @@ def run(cases: list[str], rounds: int, count: int) -> dict[str, Any]:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "machine_info": describe(),
         "torch": None,
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
         "threads": "1 BLAS/OpenMP thread (environment), torch.set_num_threads(1)",
@@ -407,6 +409,7 @@ def render(report: dict[str, Any]) -> str:
         f"Training step, engine vs PyTorch eager ({report['date']}, numpy {report['numpy']}, "
         f"torch {report['torch'] or 'not installed'}; {report['rounds']} rounds × "
         f"{report['samples_per_process']} samples per fresh process, medians)",
+        machine_line(report),
         f"{'case':12} {'clock':5} {'engine':>11} {'torch':>11} {'ratio':>7} {'paired':>7} "
         f"{'target':>7}",
     ]

@@ -44,3 +44,26 @@ def test_handwritten_block_gradient_of_x_matches_central_differences_on_one_entr
 def test_matmul_silu_stack_reference_agrees_with_the_engine():
     _, _, check = stack_case(rows=8, width=4, layers=2)
     assert check() < 1e-12
+
+
+def test_a_stored_run_names_its_machine_and_the_simd_level_follows_numpys_dispatch():
+    """The SIMD level is read from numpy's dispatch, so disabling AVX-512 shows as AVX2."""
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    from benchmarks.machine import describe, machine_line
+
+    info = describe()
+    assert set(info) == {"cpu", "cores", "simd", "blas", "machine"}
+    assert machine_line({"machine_info": info}).startswith(f"machine: {info['cpu']}")
+    assert machine_line({}) == "machine: not recorded"
+    if platform.machine() != "x86_64":
+        return
+    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+    code = "from benchmarks.machine import simd_level; print(simd_level())"
+    level = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert level in ("X86_V3 (AVX2)", "X86_V2 (SSE4.2)")
