@@ -22,9 +22,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,8 @@ def _as_f64(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-class TapeEntry(NamedTuple):
+@dataclass(slots=True)
+class TapeEntry:
     """What an op records on the tensor it produces: all its VJP will need."""
 
     op: Any  # the Op (registry.py); its .vjp turns the output's gradient into input shares
