@@ -264,7 +264,7 @@ class Tensor:
             out = node.value if entry.op.reads_out else None
             node = None  # so an output the VJP does not read can be freed now
             shares = entry.op.vjp_shares(grad, out, entry)
-            for tensor, share, wanted in zip(entry.inputs, shares, entry.needs):  # noqa: B905
+            for tensor, share, wanted in zip(entry.inputs, shares, entry.needs, strict=False):
                 if wanted and share is not None:
                     _send(tensor, share, grads)
             entry = shares = share = tensor = out = grad = None  # let go before the next op
