@@ -67,4 +67,102 @@
     link.querySelector(".btn__text-container").textContent = ".ipynb";
     source.closest("li").after(item);
   });
+
+  // Search snippets. Sphinx 7.4's searchtools.js builds each result's snippet from the text of
+  // the result page's `[role="main"]` element (Search.htmlToText). The pinned theme marks no
+  // element so: every snippet came out empty, with a console warning (newer theme releases mark
+  // <main>, whose text starts with the print-only contents list, #jb-print-docs-body). Read the
+  // article instead, which holds the page's own text and every section anchor. This runs before
+  // searchtools.js starts its search (both wait for the document, this listener is older).
+  document.addEventListener("DOMContentLoaded", function () {
+    if (typeof Search === "undefined" || typeof Search.htmlToText !== "function") return;
+    var sphinxHtmlToText = Search.htmlToText;
+    Search.htmlToText = function (htmlString, anchor) {
+      var page = new DOMParser().parseFromString(htmlString, "text/html");
+      var article = page.querySelector("article.bd-article");
+      if (!article) return sphinxHtmlToText(htmlString, anchor);
+      article.querySelectorAll(".headerlink, script, style").forEach(function (node) {
+        node.remove();
+      });
+      var block = anchor ? article.querySelector(anchor) : null;
+      return (block || article).textContent;
+    };
+  });
+
+  // The right-hand contents highlight. Bootstrap's ScrollSpy (the theme's, on <body>) watches
+  // each whole <section> with an IntersectionObserver whose thresholds are fractions of the
+  // section's own height (0.1, 0.5, 1) inside the top 40% of the window: a section more than
+  // about four window-heights tall never shows a tenth of itself there, so while it is read the
+  // highlight stays on the section before it, or on nothing. Instead, the current entry is the
+  // last one whose heading has passed a reading line a fifth of the way down the window below
+  // the sticky header (the scroll padding an anchor jump leaves), a function of the scroll
+  // position alone. At the foot of the page, where the last headings cannot reach the line, an
+  // entry the reader jumped to (the location hash) wins if its heading is in view.
+  var toc = null;
+  function tocEntries() {
+    return Array.prototype.map
+      .call(toc.querySelectorAll("a.nav-link[href^='#']"), function (link) {
+        var target = document.getElementById(decodeURIComponent(link.hash.slice(1)));
+        var heading = target && target.querySelector(":scope > h1, :scope > h2, :scope > h3, " +
+          ":scope > h4, :scope > h5, :scope > h6");
+        return { link: link, heading: heading || target };
+      })
+      .filter(function (entry) {
+        return entry.heading;
+      });
+  }
+  function highlight(link) {
+    // Bootstrap's classes, as the theme styles them: the link and its <li>, and the entries
+    // it is nested in. With no link (no heading reached yet) nothing is highlighted.
+    toc.querySelectorAll(".active").forEach(function (node) {
+      node.classList.remove("active");
+    });
+    for (var node = link; node && toc.contains(node); node = node.parentElement) {
+      if (node.tagName !== "LI") continue;
+      node.classList.add("active");
+      var own = node.querySelector(":scope > a.nav-link");
+      if (own) own.classList.add("active");
+    }
+  }
+  function currentLink() {
+    var entries = tocEntries();
+    var padding = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop) || 0;
+    var line = padding + (window.innerHeight - padding) / 5;
+    var current = null;
+    entries.forEach(function (entry) {
+      if (entry.heading.getBoundingClientRect().top <= line) current = entry.link;
+    });
+    var root = document.documentElement;
+    if (window.scrollY + window.innerHeight >= root.scrollHeight - 1 && location.hash) {
+      entries.forEach(function (entry) {
+        var top = entry.heading.getBoundingClientRect().top;
+        if (entry.link.hash === location.hash && top >= 0 && top < window.innerHeight) {
+          current = entry.link;
+        }
+      });
+    }
+    return current;
+  }
+  var pending = false;
+  function update() {
+    pending = false;
+    highlight(currentLink());
+  }
+  function schedule() {
+    if (!pending) {
+      pending = true;
+      window.requestAnimationFrame(update);
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    toc = document.querySelector(".bd-toc-nav");
+    if (!toc || document.body.dataset.bsSpy !== "scroll") return;
+    // Bootstrap starts its ScrollSpy on window load from this attribute: it never starts.
+    delete document.body.dataset.bsSpy;
+    window.addEventListener("scroll", schedule, { passive: true });
+    window.addEventListener("resize", schedule);
+    window.addEventListener("hashchange", schedule);
+    window.addEventListener("load", schedule);
+    schedule();
+  });
 })();

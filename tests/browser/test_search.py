@@ -1,0 +1,47 @@
+"""Search results quote the sentence that matched, not the page's contents list.
+
+Sphinx's searchtools.js takes each snippet from the text of the result page's
+`[role="main"]` element; the pinned theme marks none (empty snippets), and newer releases mark
+<main>, whose text starts with the print-only contents list. web/static/theme-fixes.js gives
+it the article instead.
+"""
+
+import re
+
+from .conftest import HTML, Visit
+
+CHAPTER = "book/06-multi-head-attention.html"
+WORD = "pencil"  # appears once in the chapter's opening paragraph
+SENTENCE = "tokens small enough to follow with a pencil"
+TOC_ENTRY = re.compile(r'class="reference internal nav-link" href="#[^"]+">([^<]+)</a>')
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_snippet_quotes_the_matching_sentence(visit: Visit) -> None:
+    source = (HTML / CHAPTER).read_text(encoding="utf-8")
+    assert SENTENCE in words(re.sub(r"<[^>]+>", " ", source)), (
+        f"{CHAPTER} no longer says {SENTENCE!r}: pick another word from its body for this test"
+    )
+    entries = TOC_ENTRY.findall(source)[:3]
+    warnings: list[str] = []
+    visit.page.on(
+        "console", lambda message: message.type == "warning" and warnings.append(message.text)
+    )
+    page = visit.page
+    page.goto(f"{visit.site}search.html?q={WORD}", wait_until="networkidle")
+    # searchtools.js fetches each result page for its snippet, then reports that it finished.
+    page.wait_for_function(
+        "() => document.querySelector('.search-summary')?.textContent.includes('finished')"
+    )
+    result = page.locator("#search-results li", has=page.locator(f'a[href*="{CHAPTER}"]'))
+    assert result.count() == 1, f"searching for {WORD!r} did not list {CHAPTER}"
+    assert result.locator("p.context").count() == 1, f"the result for {CHAPTER} has no snippet"
+    snippet = words(result.locator("p.context").inner_text())
+    assert SENTENCE in snippet, f"the snippet for {CHAPTER} does not quote the match: {snippet!r}"
+    shown = [entry for entry in entries if words(entry) in snippet]
+    assert not shown, f"the snippet shows the contents list ({shown}): {snippet!r}"
+    assert not [text for text in warnings if "Sphinx search" in text], warnings
+    assert not visit.problems, "\n".join(visit.problems)
