@@ -61,7 +61,8 @@ def close(actual, expected, tol: float = TOL) -> None:
 # --- S1, S2: forward stages ---------------------------------------------------------------------
 
 
-def test_S2_forward_stages_match_the_seed():
+def test_forward_stages_match_the_seed():
+    """Seed fact S2."""
     stages = known().forward_with_intermediates(Tensor(X))
     close(stages.A.value, A_SEED, 0)
     close(stages.S.value, S_SEED)
@@ -70,7 +71,8 @@ def test_S2_forward_stages_match_the_seed():
     close(stages.Y.value, Y_SEED)
 
 
-def test_S2_stages_obey_their_formulas_and_forward_returns_Y():
+def test_stages_obey_their_formulas_and_forward_returns_Y():
+    """Seed fact S2."""
     layer = known()
     stages = layer.forward_with_intermediates(Tensor(X))
     a = np.asarray(X) @ np.asarray(W_GATE)
@@ -95,7 +97,8 @@ def test_forward_with_intermediates_records_one_graph():
 # --- S3, S4: reverse gradients -------------------------------------------------------------------
 
 
-def test_S3_S4_gradients_from_retain_grad_probes():
+def test_gradients_from_retain_grad_probes():
+    """Seed fact S3 and S4."""
     x = Tensor(X, requires_grad=True)
     layer = known()
     stages = layer.forward_with_intermediates(x)
@@ -111,8 +114,11 @@ def test_S3_S4_gradients_from_retain_grad_probes():
     close(layer.down.weight.grad, DW_DOWN_SEED)
 
 
-def test_S3_reverse_formulas_in_closed_form():
-    """dH = G W₂ᵀ, dS = dH ⊙ U, dU = dH ⊙ S, dA = dS ⊙ SiLU′(A), dX = dA W_gᵀ + dU W_uᵀ."""
+def test_reverse_formulas_in_closed_form():
+    """Seed fact S3, in closed form.
+
+    dH = G W₂ᵀ, dS = dH ⊙ U, dU = dH ⊙ S, dA = dS ⊙ SiLU′(A), dX = dA W_gᵀ + dU W_uᵀ.
+    """
     x, wg, wu, w2, g = (np.asarray(v, float) for v in (X, W_GATE, W_UP, W_DOWN, G))
     a, u = x @ wg, x @ wu
     sig = 1.0 / (1.0 + np.exp(-a))
@@ -142,14 +148,16 @@ def test_weight_gradients_are_sums_of_per_position_contributions():
 # --- S5: SiLU ------------------------------------------------------------------------------------
 
 
-def test_S5_silu_values_and_not_a_probability():
+def test_silu_values_and_not_a_probability():
+    """Seed fact S5."""
     s = Tensor([-1.0, 0.0, 1.0, 3.0]).silu().value
     close(s[:3], [-0.268941, 0.0, 0.731059])
     assert s[1] == 0.0
     assert s[0] < 0.0 < 1.0 < s[3]  # below zero and above one: not a probability
 
 
-def test_S5_silu_derivative_closed_form():
+def test_silu_derivative_closed_form():
+    """Seed fact S5."""
     z = np.linspace(-4.0, 4.0, 17)
     t = Tensor(z, requires_grad=True)
     t.silu().backward(np.ones_like(z))
@@ -158,8 +166,8 @@ def test_S5_silu_derivative_closed_form():
 
 
 @pytest.mark.parametrize("magnitude", [1e4, 1e6, 1e300])
-def test_S5_silu_is_finite_and_warning_free_at_large_magnitude(magnitude):
-    """filterwarnings = error: any overflow RuntimeWarning would fail this test."""
+def test_silu_is_finite_and_warning_free_at_large_magnitude(magnitude):
+    """Seed fact S5: filterwarnings = error: any overflow RuntimeWarning would fail this test."""
     z = Tensor([-magnitude, magnitude], requires_grad=True)
     y = z.silu()
     y.backward(np.ones(2))
@@ -168,7 +176,8 @@ def test_S5_silu_is_finite_and_warning_free_at_large_magnitude(magnitude):
     assert z.grad[0] == 0.0 and z.grad[1] == 1.0
 
 
-def test_S5_swiglu_forward_and_backward_warning_free_at_1e4():
+def test_swiglu_forward_and_backward_warning_free_at_1e4():
+    """Seed fact S5."""
     layer = known()
     x = Tensor([[1e4, 0.0], [-1e4, 0.0]], requires_grad=True)
     layer(x).backward(np.ones((2, 2)))
@@ -179,7 +188,8 @@ def test_S5_swiglu_forward_and_backward_warning_free_at_1e4():
 # --- S6: parameters, initialisation, clones ------------------------------------------------------
 
 
-def test_S6_parameter_names_shapes_and_count():
+def test_parameter_names_shapes_and_count():
+    """Seed fact S6."""
     layer = SwiGLU(2, 3, 2, rng=SplitMix64(20))
     shapes = [(n, p.shape) for n, p in layer.named_parameters()]
     assert shapes == [
@@ -193,7 +203,8 @@ def test_S6_parameter_names_shapes_and_count():
     assert (layer.input_width, layer.hidden_width, layer.output_width) == (2, 3, 2)
 
 
-def test_S6_gate_up_down_drawn_in_order_from_one_stream():
+def test_gate_up_down_drawn_in_order_from_one_stream():
+    """Seed fact S6."""
     layer = SwiGLU(2, 3, 2, rng=SplitMix64(20))
     reference = SplitMix64(20)
     for child, (fan_in, fan_out) in zip(
@@ -202,7 +213,8 @@ def test_S6_gate_up_down_drawn_in_order_from_one_stream():
         assert np.array_equal(child.weight.value, xavier_uniform(fan_in, fan_out, reference))
 
 
-def test_S6_equal_seeds_give_equal_layers_and_the_stream_advances_once():
+def test_equal_seeds_give_equal_layers_and_the_stream_advances_once():
+    """Seed fact S6."""
     rng_a, rng_b = SplitMix64(20), SplitMix64(20)
     a, b = SwiGLU(2, 3, 2, rng=rng_a), SwiGLU(2, 3, 2, rng=rng_b)
     for (na, pa), (nb, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
@@ -221,15 +233,16 @@ def test_S6_equal_seeds_give_equal_layers_and_the_stream_advances_once():
         ((2, 3.0, 2), ArgumentError, "gate projection: Linear output width must be a positive"),
     ],
 )
-def test_S6_failed_construction_leaves_the_stream_unadvanced(widths, kind, message):
+def test_failed_construction_leaves_the_stream_unadvanced(widths, kind, message):
+    """Seed fact S6."""
     rng = SplitMix64(20)
     with pytest.raises(kind, match=f"^SwiGLU {message}"):
         SwiGLU(*widths, rng=rng)
     assert rng.state == SplitMix64(20).state
 
 
-def test_S6_failure_inside_the_transaction_rolls_back(monkeypatch):
-    """Even a failure after gate and up have drawn leaves the caller's generator untouched."""
+def test_failure_inside_the_transaction_rolls_back(monkeypatch):
+    """Seed fact S6: a failure after gate and up have drawn leaves the generator untouched."""
     real = swiglu_module.Linear
     calls = []
 
@@ -247,7 +260,8 @@ def test_S6_failure_inside_the_transaction_rolls_back(monkeypatch):
     assert rng.state == SplitMix64(20).state
 
 
-def test_S6_shallow_clone_shares_parameter_leaves():
+def test_shallow_clone_shares_parameter_leaves():
+    """Seed fact S6."""
     layer = SwiGLU(2, 3, 2, rng=SplitMix64(20))
     clone = copy.copy(layer)
     for (_, p), (_, q) in zip(layer.named_parameters(), clone.named_parameters(), strict=True):
@@ -274,7 +288,8 @@ def test_from_parameters_copies_values_exactly():
 # --- S7: independence ----------------------------------------------------------------------------
 
 
-def test_S7_replacing_position_0_leaves_position_1_exactly_unchanged():
+def test_replacing_position_0_leaves_position_1_exactly_unchanged():
+    """Seed fact S7."""
     layer = known()
     before = layer(Tensor(X)).value
     after = layer(Tensor([[0.0, 0.0], [0.0, 1.0]])).value
@@ -291,7 +306,8 @@ def test_S7_replacing_position_0_leaves_position_1_exactly_unchanged():
     seed=st.integers(0, 2**32),
     widths=st.tuples(st.integers(1, 4), st.integers(1, 5), st.integers(1, 4)),
 )
-def test_S7_any_position_change_only_touches_that_position(positions, changed, seed, widths):
+def test_any_position_change_only_touches_that_position(positions, changed, seed, widths):
+    """Seed fact S7."""
     changed %= positions
     rng = SplitMix64(seed)
     layer = SwiGLU(*widths, rng=rng)
@@ -307,11 +323,13 @@ def test_S7_any_position_change_only_touches_that_position(positions, changed, s
 
 
 @pytest.mark.parametrize("shape", [(2,), (2, 2), (1, 2, 2), (4, 7, 2), (0, 2)])
-def test_S8_leading_axes_pass_through(shape):
+def test_leading_axes_pass_through(shape):
+    """Seed fact S8."""
     assert known()(np.ones(shape)).shape == shape
 
 
-def test_S8_output_width_may_differ_from_input_width():
+def test_output_width_may_differ_from_input_width():
+    """Seed fact S8."""
     layer = SwiGLU(2, 5, 4, rng=SplitMix64(20))
     assert layer(np.ones((1, 2, 2))).shape == (1, 2, 4)
     assert layer.parameter_count == 2 * 2 * 5 + 5 * 4
@@ -320,7 +338,8 @@ def test_S8_output_width_may_differ_from_input_width():
 # --- S9: typed errors ----------------------------------------------------------------------------
 
 
-def test_S9_gate_up_input_width_mismatch():
+def test_gate_up_input_width_mismatch():
+    """Seed fact S9."""
     with pytest.raises(WidthError) as info:
         SwiGLU.from_parameters(W_GATE, [[1, 2, 3]], W_DOWN)
     assert str(info.value) == (
@@ -329,7 +348,8 @@ def test_S9_gate_up_input_width_mismatch():
     )
 
 
-def test_S9_gate_up_hidden_width_mismatch():
+def test_gate_up_hidden_width_mismatch():
+    """Seed fact S9."""
     with pytest.raises(WidthError) as info:
         SwiGLU.from_parameters(W_GATE, [[1, 2], [3, 4]], W_DOWN)
     assert str(info.value) == (
@@ -338,7 +358,8 @@ def test_S9_gate_up_hidden_width_mismatch():
     )
 
 
-def test_S9_down_input_must_equal_hidden_width():
+def test_down_input_must_equal_hidden_width():
+    """Seed fact S9."""
     with pytest.raises(WidthError) as info:
         SwiGLU.from_parameters(W_GATE, W_UP, [[1, 0], [0, 1]])
     assert str(info.value) == (
@@ -356,14 +377,16 @@ def test_S9_down_input_must_equal_hidden_width():
         ((np.zeros((0, 3)), W_UP, W_DOWN), "gate", WidthError),
     ],
 )
-def test_S9_weight_errors_name_the_projection(weights, projection, cause):
+def test_weight_errors_name_the_projection(weights, projection, cause):
+    """Seed fact S9."""
     with pytest.raises(cause, match=f"^SwiGLU {projection} projection: Linear weight") as info:
         SwiGLU.from_parameters(*weights)
     assert type(info.value) is type(info.value.__cause__) is cause
     assert str(info.value) == f"SwiGLU {projection} projection: {info.value.__cause__}"
 
 
-def test_S9_input_width_error_names_the_gate_projection():
+def test_input_width_error_names_the_gate_projection():
+    """Seed fact S9."""
     with pytest.raises(WidthError) as info:
         known()(np.ones((1, 2, 5)))
     assert str(info.value) == (
@@ -373,7 +396,9 @@ def test_S9_input_width_error_names_the_gate_projection():
     assert isinstance(info.value.__cause__, WidthError)
 
 
-def test_S9_a_failing_operation_is_named():
+def test_a_failing_operation_is_named():
+    """Seed fact S9."""
+
     class Broken(GatedFeedForward):
         activation = "silu"
 
@@ -409,8 +434,8 @@ def test_children_are_plain_bias_free_linears():
 # --- S10: finite differences ---------------------------------------------------------------------
 
 
-def test_S10_finite_differences_agree_within_3e_6():
-    """The layer's composition, differentiated in X and all three weights at once."""
+def test_finite_differences_agree_within_3e_6():
+    """Seed fact S10: the composition, differentiated in X and all three weights at once."""
 
     def composed(x, wg, wu, w2):
         return ((x @ wg).silu() * (x @ wu)) @ w2
@@ -423,8 +448,8 @@ def test_S10_finite_differences_agree_within_3e_6():
     assert result.passed, result.message
 
 
-def test_S10_module_weight_gradients_match_central_differences():
-    """Perturb each weight entry of the module's own parameters by ±1e-6."""
+def test_module_weight_gradients_match_central_differences():
+    """Seed fact S10: perturb each weight entry of the module's own parameters by ±1e-6."""
     layer = known()
     g = np.asarray(G)
     layer(Tensor(X)).backward(g)
@@ -444,7 +469,8 @@ def test_S10_module_weight_gradients_match_central_differences():
 # --- S11: historical activations -----------------------------------------------------------------
 
 
-def test_S11_tanh_and_relu_on_negative_zero_positive():
+def test_tanh_and_relu_on_negative_zero_positive():
+    """Seed fact S11."""
     z = [-1.0, 0.0, 1.0]
     close(tanh_hidden(z), [math.tanh(-1.0), 0.0, math.tanh(1.0)], 1e-15)
     assert list(relu_hidden(z)) == [0.0, 0.0, 1.0]
