@@ -7,18 +7,18 @@ import pytest
 
 from llm_from_scratch.autodiff import Tensor
 from llm_from_scratch.errors import ArgumentError, FromScratchError, WidthError
+from llm_from_scratch.nn.module import as_tensor
 from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.validate import (
     MAX_ELEMENTS,
-    array,
-    boolean,
+    as_flag,
+    as_float_array,
+    as_integer,
+    as_real,
     element_count,
-    finite_float,
     generator,
-    integer,
     non_negative_int,
     positive_int,
-    tensor,
 )
 
 
@@ -47,10 +47,10 @@ def test_integer_minimum_wording() -> None:
     with pytest.raises(ArgumentError, match=r"^count must be a non-negative integer; got -1\.$"):
         non_negative_int(-1, "count")
     with pytest.raises(ArgumentError, match=r"^n must be an integer ≥ 3; got 1\.5\.$"):
-        integer(1.5, "n", minimum=3)
+        as_integer(1.5, "n", minimum=3)
     with pytest.raises(ArgumentError, match=r"^n must be at least 3; got 2\.$"):
-        integer(2, "n", minimum=3)
-    assert integer(-9, "n") == -9
+        as_integer(2, "n", minimum=3)
+    assert as_integer(-9, "n") == -9
 
 
 def test_error_class_is_the_callers() -> None:
@@ -59,14 +59,14 @@ def test_error_class_is_the_callers() -> None:
 
 
 @pytest.mark.parametrize("value", [True, False, np.bool_(False)])
-def test_boolean_accepts_real_bools(value: object) -> None:
-    assert boolean(value, "bias") is bool(value)
+def test_as_flag_accepts_real_bools(value: object) -> None:
+    assert as_flag(value, "bias") is bool(value)
 
 
 @pytest.mark.parametrize("value", ["no", "False", 0, 1, None, [], 0.0])
-def test_boolean_refuses_truthiness(value: object) -> None:
+def test_as_flag_refuses_truthiness(value: object) -> None:
     with pytest.raises(ArgumentError) as info:
-        boolean(value, "bias")
+        as_flag(value, "bias")
     assert str(info.value).startswith(f"bias must be True or False; got {value!r}.")
 
 
@@ -92,17 +92,17 @@ def test_generator_accepts_only_splitmix64_and_names_it() -> None:
         (-1, "eps must be greater than 0; got -1."),
     ],
 )
-def test_finite_float_refusals(value: object, message: str) -> None:
+def test_as_real_refusals(value: object, message: str) -> None:
     with pytest.raises(ArgumentError) as info:
-        finite_float(value, "eps", positive=True)
+        as_real(value, "eps", positive=True)
     assert str(info.value) == message
 
 
-def test_finite_float_accepts_and_minimum() -> None:
-    assert finite_float(np.float32(0.5), "x") == 0.5
-    assert finite_float(3, "x", minimum=3) == 3.0
+def test_as_real_accepts_and_minimum() -> None:
+    assert as_real(np.float32(0.5), "x") == 0.5
+    assert as_real(3, "x", minimum=3) == 3.0
     with pytest.raises(ArgumentError, match=r"^x must be at least 3; got 2\.$"):
-        finite_float(2, "x", minimum=3)
+        as_real(2, "x", minimum=3)
 
 
 def test_element_count_refuses_before_allocating_and_names_the_size() -> None:
@@ -116,12 +116,12 @@ def test_element_count_refuses_before_allocating_and_names_the_size() -> None:
         element_count((MAX_ELEMENTS + 1,), "table")
 
 
-def test_array_copies_and_converts() -> None:
+def test_as_float_array_copies_and_converts() -> None:
     source = [[1, 2], [3, 4]]
-    out = array(source, "W")
+    out = as_float_array(source, "W", finite=True)
     assert out.dtype == np.float64 and out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     t = Tensor([1.0, 2.0])
-    copy = array(t, "W")
+    copy = as_float_array(t, "W", finite=True)
     copy[0] = 9.0
     assert t.value[0] == 1.0  # a copy, never a view of the caller's data
 
@@ -138,16 +138,16 @@ def test_array_copies_and_converts() -> None:
         (Tensor([np.inf]), "must hold finite numbers"),
     ],
 )
-def test_array_refusals(value: object, fragment: str) -> None:
+def test_as_float_array_refusals(value: object, fragment: str) -> None:
     with pytest.raises(ArgumentError) as info:
-        array(value, "W")
+        as_float_array(value, "W", finite=True)
     assert fragment in str(info.value)
     assert str(info.value).startswith("W must")
 
 
-def test_tensor_passes_tensors_through_and_allows_nan_values() -> None:
+def test_as_tensor_passes_tensors_through_and_allows_nan_values() -> None:
     t = Tensor([1.0])
-    assert tensor(t, "x") is t
-    assert np.isnan(tensor([np.nan], "x").value).all()
+    assert as_tensor(t, "x") is t
+    assert np.isnan(as_tensor([np.nan], "x").value).all()
     with pytest.raises(FromScratchError, match="x must be an array of numbers; got None"):
-        tensor(None, "x")
+        as_tensor(None, "x")

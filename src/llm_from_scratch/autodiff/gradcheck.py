@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
-from .checks import as_float_array, as_real, received
+from ..validate import as_float_array, as_real, received
 from .tensor import Tensor
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ArgumentError, FromScratchError, ShapeError, TapeError
-from .checks import as_float_array, received
+from ..validate import as_float_array, received
 from .tensor import TapeEntry, Tensor, creation_numbers, grad_mode
 
 __all__ = ["OPS", "Example", "Op", "op"]

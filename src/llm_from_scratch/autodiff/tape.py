@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import ArgumentError, GraphReleasedError
-from .checks import received
+from ..validate import received
 from .tensor import Tensor
 
 __all__ = ["recorded_ops", "walk_tape"]

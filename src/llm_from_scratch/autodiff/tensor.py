@@ -36,7 +36,7 @@ from ..errors import (
     RankError,
     ShapeError,
 )
-from .checks import as_axis, as_flag, as_float_array, received
+from ..validate import as_axis, as_flag, as_float_array, received
 
 
 class _GradMode(threading.local):

@@ -18,7 +18,7 @@ from ..autodiff import Tensor, no_grad
 from ..errors import ArgumentError, TokenError
 from ..nn.decoder import Decoder, check_ids
 from ..random import SplitMix64
-from ..validate import boolean, generator, integer, non_negative_int, positive_int
+from ..validate import as_flag, as_integer, generator, non_negative_int, positive_int
 from .cache import KVCache
 from .sampling import check_temperature, check_top_k, check_top_p, next_tokens
 
@@ -110,9 +110,9 @@ def generate(
     """
     model = _check_model(model)
     max_new_tokens = non_negative_int(max_new_tokens, "max_new_tokens")
-    do_sample = boolean(do_sample, "do_sample")
-    use_cache = boolean(use_cache, "use_cache")
-    keep_logits = boolean(keep_logits, "keep_logits")
+    do_sample = as_flag(do_sample, "do_sample")
+    use_cache = as_flag(use_cache, "use_cache")
+    keep_logits = as_flag(keep_logits, "keep_logits")
     if do_sample:
         rng = generator(rng, "generate (do_sample=True)")
         check_temperature(temperature)
@@ -120,9 +120,9 @@ def generate(
             check_top_k(top_k)
         if top_p is not None:
             check_top_p(top_p)
-    pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenError)
+    pad_id = as_integer(pad_id, "pad_id", minimum=0, error=TokenError)
     if end_id is not None:
-        end_id = integer(end_id, "end_id", minimum=0, error=TokenError)
+        end_id = as_integer(end_id, "end_id", minimum=0, error=TokenError)
         if end_id >= model.vocab_size:
             raise TokenError(f"end_id must lie in [0, {model.vocab_size}); got {end_id}.")
     ids, lengths = pad_prompts(prompts, model.vocab_size, pad_id)

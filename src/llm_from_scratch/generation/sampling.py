@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..random import SplitMix64
-from ..validate import array, finite_float, generator, positive_int
+from ..validate import as_float_array, as_real, generator, positive_int
 
 __all__ = [
     "check_temperature",
@@ -33,7 +33,7 @@ __all__ = [
 
 def _logits(logits: Any) -> np.ndarray:
     """Logits as a float64 [B, V] array with V >= 1 (−∞ allowed, NaN and +∞ refused)."""
-    z = array(logits, "logits", finite=False)
+    z = as_float_array(logits, "logits")
     if z.ndim != 2 or z.shape[1] == 0:
         raise ArgumentError(
             f"logits must be a [B, V] array (one row of V >= 1 scores per sequence); got shape "
@@ -50,7 +50,7 @@ def _logits(logits: Any) -> np.ndarray:
 
 def check_temperature(temperature: Any) -> float:
     """τ as a float > 0 (τ = 0 is greedy: call ``greedy`` instead)."""
-    return finite_float(
+    return as_real(
         temperature,
         "temperature",
         positive=True,
@@ -65,7 +65,7 @@ def check_top_k(k: Any) -> int:
 
 def check_top_p(p: Any) -> float:
     """p as a float in (0, 1]."""
-    p = finite_float(p, "top_p", fix="top_p is a probability mass in (0, 1]; 1 keeps all.")
+    p = as_real(p, "top_p", fix="top_p is a probability mass in (0, 1]; 1 keeps all.")
     if not 0.0 < p <= 1.0:
         raise ArgumentError(
             f"top_p must lie in (0, 1] (the probability mass the nucleus keeps); got {p!r}. "
@@ -83,7 +83,7 @@ def probabilities(logits: Any) -> np.ndarray:
 
 def entropy(probs: Any) -> np.ndarray:
     """H(p) = −Σ_i p_i ln p_i per row, in nats (0 ln 0 = 0)."""
-    p = array(probs, "probabilities")
+    p = as_float_array(probs, "probabilities", finite=True)
     logs = np.log(np.where(p > 0, p, 1.0))
     return -(p * logs).sum(axis=-1)
 

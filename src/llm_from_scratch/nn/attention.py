@@ -27,10 +27,19 @@ import numpy as np
 from ..autodiff import Tensor, ops
 from ..errors import ArgumentError, RankError, ShapeError, WidthError
 from ..random import SplitMix64
-from ..validate import array, boolean, element_count, generator, non_negative_int, positive_int
-from ..validate import tensor as as_tensor
+from ..validate import (
+    as_flag,
+    as_float_array,
+    as_numpy,
+    as_width,
+    broadcasts_to,
+    element_count,
+    generator,
+    non_negative_int,
+    positive_int,
+)
 from .linear import Linear
-from .module import Module, check_name
+from .module import Module, as_tensor, check_name
 
 __all__ = [
     "AttentionCache",
@@ -78,10 +87,6 @@ class AttentionCache(Protocol):
 # --- head split and merge ------------------------------------------------------------------
 
 
-def _check_head_count(num_heads: Any) -> int:
-    return positive_int(num_heads, "num_heads")
-
-
 def _check_divisible(width: int, num_heads: int) -> int:
     if width % num_heads:
         raise WidthError(
@@ -95,7 +100,7 @@ def _check_divisible(width: int, num_heads: int) -> int:
 def split_heads(x: Any, num_heads: int) -> Tensor:
     """[B,T,D] → reshape [B,T,H,d_h] → permute (0,2,1,3) → [B,H,T,d_h], d_h = D / H."""
     x = as_tensor(x, "split_heads input")
-    num_heads = _check_head_count(num_heads)
+    num_heads = positive_int(num_heads, "num_heads")
     if x.ndim != 3:
         raise RankError(
             f"split_heads expects [B, T, D] (rank 3); got shape {x.shape}. Add a batch axis "
@@ -135,15 +140,7 @@ def causal_mask(query_len: int, key_len: int) -> np.ndarray:
 
 def _mask_array(mask: Any, label: str) -> np.ndarray:
     """A mask as a numpy array: Boolean stays Boolean, float becomes float64 (no NaN/+inf)."""
-    if isinstance(mask, Tensor):
-        array = mask.value
-    else:
-        try:
-            array = np.asarray(mask)
-        except (TypeError, ValueError) as error:
-            raise ArgumentError(
-                f"{label} must be a rectangular Boolean or float array; got {mask!r} ({error})."
-            ) from error
+    array = as_numpy(mask, label, kind="Boolean or float array")
     if array.dtype == np.bool_:
         return array
     if not np.issubdtype(array.dtype, np.floating):
@@ -232,16 +229,8 @@ def _combine_masks(
 
 
 def _bias_tensor(bias: Any, shape: tuple[int, int, int, int]) -> Tensor:
-    tensor = (
-        bias
-        if isinstance(bias, Tensor)
-        else Tensor.wrap(array(bias, "bias", error=ShapeError, finite=False))
-    )
-    try:
-        broadcast = np.broadcast_shapes(tensor.shape, shape)
-    except ValueError:
-        broadcast = None
-    if broadcast != shape:
+    tensor = as_tensor(bias, "bias", error=ShapeError)
+    if not broadcasts_to(tensor.shape, shape):
         raise ShapeError(
             f"bias is added to the scores [B, H, L, S] = {list(shape)} and must broadcast to "
             f"that shape (e.g. [H, L, S] or [1, H, L, S]); got shape {tensor.shape}."
@@ -306,7 +295,7 @@ def scaled_dot_product_attention(
     q = as_tensor(q, "scaled_dot_product_attention q")
     k = as_tensor(k, "scaled_dot_product_attention k")
     v = as_tensor(v, "scaled_dot_product_attention v")
-    causal = boolean(causal, "causal")
+    causal = as_flag(causal, "causal")
     _check_qkv(q, k, v)
     batch, heads, queries, head_width = q.shape
     keys = k.shape[2]
@@ -336,12 +325,6 @@ def scaled_dot_product_attention(
 # --- the module --------------------------------------------------------------------------------
 
 
-def _check_model_width(value: Any) -> int:
-    return positive_int(
-        value, "MultiHeadAttention model_width", error=ArgumentError, range_error=WidthError
-    )
-
-
 def _check_positions(positions: Any, num_heads: int, head_width: int) -> Any:
     """A position scheme that fits H heads of width d_h, or None (checked before building)."""
     if positions is None:
@@ -366,10 +349,6 @@ def _check_positions(positions: Any, num_heads: int, head_width: int) -> Any:
     return positions
 
 
-def _weight(value: Any, label: str) -> np.ndarray:
-    return array(value, f"MultiHeadAttention {label}", error=ShapeError)
-
-
 class MultiHeadAttention(Module):
     """MHA(X) = concat(head_1, …, head_H) W_O, head_i = Attention(X W_Q,i, X W_K,i, X W_V,i).
 
@@ -387,22 +366,20 @@ class MultiHeadAttention(Module):
         name: str = "attention",
         rng: SplitMix64,
     ) -> None:
-        model_width = _check_model_width(model_width)
-        num_heads = _check_head_count(num_heads)
+        model_width = as_width(model_width, "MultiHeadAttention model_width")
+        num_heads = positive_int(num_heads, "num_heads")
         head_width = _check_divisible(model_width, num_heads)
         element_count((model_width, model_width), "MultiHeadAttention projection weight")
-        causal = boolean(causal, "causal")
+        causal = as_flag(causal, "causal")
         check_name(name, "MultiHeadAttention")
         _check_positions(positions, num_heads, head_width)
-        rng = generator(rng, "MultiHeadAttention")
-        Module.__init__(self, name)
-        with rng.transaction() as draft:  # all four or none: a failure leaves rng unadvanced
-            width = model_width
-            query = Linear(width, width, bias=False, name=f"{name}.query", rng=draft)
-            key = Linear(width, width, bias=False, name=f"{name}.key", rng=draft)
-            value = Linear(width, width, bias=False, name=f"{name}.value", rng=draft)
-            output = Linear(width, width, bias=False, name=f"{name}.output", rng=draft)
-        self._build(query, key, value, output, num_heads, causal, positions)
+        with generator(rng, "MultiHeadAttention").transaction() as draft:  # all four or none
+            d = model_width
+            query = Linear(d, d, bias=False, name=f"{name}.query", rng=draft)
+            key = Linear(d, d, bias=False, name=f"{name}.key", rng=draft)
+            value = Linear(d, d, bias=False, name=f"{name}.value", rng=draft)
+            output = Linear(d, d, bias=False, name=f"{name}.output", rng=draft)
+        self._build(query, key, value, output, num_heads, causal, positions, name)
 
     @classmethod
     def from_parameters(
@@ -420,7 +397,7 @@ class MultiHeadAttention(Module):
         """A layer holding exactly W_Q, W_K, W_V, W_O (each [D, D], Y = X W convention)."""
         arrays = []
         for label, w in (("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)):
-            array = _weight(w, label)
+            array = as_float_array(w, f"MultiHeadAttention {label}", finite=True, error=ShapeError)
             if array.ndim != 2 or array.shape[0] != array.shape[1] or array.shape[0] == 0:
                 raise ShapeError(
                     f"MultiHeadAttention {label} must be a square [D, D] matrix with D >= 1; "
@@ -432,19 +409,16 @@ class MultiHeadAttention(Module):
                 "MultiHeadAttention wq, wk, wv and wo must share one shape [D, D]; got "
                 f"{[a.shape for a in arrays]}."
             )
-        num_heads = _check_head_count(num_heads)
+        num_heads = positive_int(num_heads, "num_heads")
         head_width = _check_divisible(arrays[0].shape[0], num_heads)
-        causal = boolean(causal, "causal")
+        causal = as_flag(causal, "causal")
         check_name(name, "MultiHeadAttention")
         _check_positions(positions, num_heads, head_width)
-        layer = cls.__new__(cls)
-        Module.__init__(layer, name)
         parts = [
             Linear.from_parameters(a, name=f"{name}.{role}")
             for a, role in zip(arrays, ("query", "key", "value", "output"), strict=True)
         ]
-        layer._build(*parts, num_heads, causal, positions)
-        return layer
+        return cls._assemble(*parts, num_heads, causal, positions, name)
 
     def _build(
         self,
@@ -455,7 +429,9 @@ class MultiHeadAttention(Module):
         num_heads: int,
         causal: bool,
         positions: PositionScheme | None,
+        name: str,
     ) -> None:
+        Module.__init__(self, name)
         self.model_width = query.input_width
         self.num_heads = num_heads
         self.head_width = self.model_width // num_heads
@@ -520,7 +496,7 @@ class MultiHeadAttention(Module):
         With a ``cache`` the T new tokens sit at ``cache.query_positions`` and attend to every
         key the cache holds up to their own position: weights are then [B, T, S] ([B, H, T, S]).
         """
-        average_weights = boolean(average_weights, "average_weights")
+        average_weights = as_flag(average_weights, "average_weights")
         if cache is not None:
             return self._forward_cached(x, mask, key_padding_mask, average_weights, cache)
         q, k, v = self.project_heads(x)
@@ -529,7 +505,7 @@ class MultiHeadAttention(Module):
         if self.positions is not None:
             bias = self.positions.score_bias(self.num_heads, tokens, tokens)
             if bias is not None:
-                bias = bias if isinstance(bias, Tensor) else np.asarray(bias, np.float64)
+                bias = as_tensor(bias, "positions.score_bias", error=ShapeError)
                 if bias.shape != (self.num_heads, tokens, tokens):
                     raise ShapeError(
                         f"positions.score_bias must return [H, L, S] = "

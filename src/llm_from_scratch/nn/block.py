@@ -17,11 +17,10 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
-from ..validate import boolean, element_count, generator, positive_int
-from ..validate import tensor as as_tensor
+from ..validate import as_flag, as_width, element_count, generator, positive_int
 from .attention import AttentionCache, MultiHeadAttention
 from .feedforward import FeedForward
-from .module import Module, check_name
+from .module import Module, as_tensor, check_name, declared_widths
 from .moe import MixtureOfExperts, RoutingReport
 from .norms import LayerNorm, RMSNorm
 from .positions import PAIRINGS, ALiBiPositions, RoPEPositions
@@ -39,24 +38,13 @@ def _choice(value: Any, options: tuple, label: str) -> Any:
     return value
 
 
-def _module_widths(module: Module) -> tuple[Any, Any]:
-    """The (read, returned) widths a module declares: input/output width or its model width."""
-    model = getattr(module, "model_width", None)
-    reads = getattr(module, "input_width", model)
-    writes = getattr(module, "output_width", model)
-    if reads is None:
-        reads = getattr(module, "width", None)  # LayerNorm, RMSNorm
-        writes = reads if writes is None else writes
-    return reads, writes
-
-
 def check_part(module: Any, label: str, model_width: int, kind: type = Module) -> None:
     """A block part must be a ``kind`` that reads and returns [..., model_width]."""
     if not isinstance(module, kind):
         raise ArgumentError(
             f"TransformerBlock {label} must be a {kind.__name__}; got {type(module).__name__}."
         )
-    reads, writes = _module_widths(module)
+    reads, writes = declared_widths(module)
     if (reads is not None and reads != model_width) or (
         writes is not None and writes != model_width
     ):
@@ -107,24 +95,14 @@ class TransformerBlock(Module):
         name: str = "block",
         rng: SplitMix64,
     ) -> None:
-        model_width = positive_int(
-            model_width,
-            "TransformerBlock model_width",
-            error=ArgumentError,
-            range_error=WidthError,
-        )
+        model_width = as_width(model_width, "TransformerBlock model_width")
         num_heads = positive_int(num_heads, "num_heads")
-        hidden_width = positive_int(
-            hidden_width,
-            "TransformerBlock hidden_width",
-            error=ArgumentError,
-            range_error=WidthError,
-        )
+        hidden_width = as_width(hidden_width, "TransformerBlock hidden_width")
         _choice(norm, tuple(NORMS), "norm")
         _choice(order, ORDERS, "order")
         _choice(positions, POSITIONS, "positions")
         _choice(rope_pairing, PAIRINGS, "rope_pairing")
-        causal = boolean(causal, "causal")
+        causal = as_flag(causal, "causal")
         if isinstance(ffn, Module):
             check_part(ffn, "ffn", model_width)
         else:
@@ -185,8 +163,7 @@ class TransformerBlock(Module):
             check_part(part, label, width)
         check_part(ffn, "ffn", width)
         check_name(name, "block")
-        block = cls.__new__(cls)
-        block._build(attention_norm, attention, ffn_norm, ffn, order, name)
+        block = cls._assemble(attention_norm, attention, ffn_norm, ffn, order, name)
         block.norm_kind = type(attention_norm).__name__
         block.positions_kind = type(attention.positions).__name__ if attention.positions else None
         return block
@@ -267,7 +244,7 @@ class TransformerBlock(Module):
         cache: AttentionCache | None = None,
     ) -> tuple[Tensor, Tensor]:
         """(output [B, T, D], attention weights [B, T, T] averaged over heads or [B, H, T, T])."""
-        average_weights = boolean(average_weights, "average_weights")
+        average_weights = as_flag(average_weights, "average_weights")
         s = self.stages(x, key_padding_mask, cache)
         return s.output, (s.weights.mean(axis=1) if average_weights else s.weights)
 

@@ -20,17 +20,13 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ArgumentError
-from ..validate import boolean, positive_int
+from ..validate import as_flag, positive_int
 
 FeedForwardKind = Literal["dense", "gated"]
 NormKind = Literal["layernorm", "rmsnorm"]
 
 #: Scalars per width-D normalization layer: LayerNorm has gain and bias, RMSNorm a gain only.
 NORM_PARAMETERS_PER_FEATURE = {"layernorm": 2, "rmsnorm": 1}
-
-
-def _positive_int(value: Any, label: str) -> int:
-    return positive_int(value, label)
 
 
 def _multiplier(value: Any) -> Fraction:
@@ -43,7 +39,7 @@ def _multiplier(value: Any) -> Fraction:
 
 def dense_hidden_width(model_width: int, ffn_multiplier: float = 4) -> int:
     """D_ff = m·D for a dense FFN; m·D must be a whole number of features."""
-    model_width = _positive_int(model_width, "model_width")
+    model_width = positive_int(model_width, "model_width")
     width = _multiplier(ffn_multiplier) * model_width
     if width.denominator != 1:
         raise ArgumentError(
@@ -56,7 +52,7 @@ def dense_hidden_width(model_width: int, ffn_multiplier: float = 4) -> int:
 
 def matched_gated_hidden_width(model_width: int, ffn_multiplier: float = 4) -> int:
     """H with 3·D·H closest to the dense 2·D·(m·D): H = round(2mD / 3), ties rounded up."""
-    model_width = _positive_int(model_width, "model_width")
+    model_width = positive_int(model_width, "model_width")
     exact = Fraction(2) * _multiplier(ffn_multiplier) * model_width / 3
     return max(1, int(exact + Fraction(1, 2)))  # floor(x + ½): nearest, halves upward
 
@@ -121,18 +117,18 @@ def parameter_budget(
     4D; dense FFN D_ff + D; gated 2H + D). ``norm`` adds two norms per block (LayerNorm 2D each,
     RMSNorm D each). Without ``vocab_size`` the embedding and head count 0.
     """
-    model_width = _positive_int(model_width, "model_width")
-    num_layers = _positive_int(num_layers, "num_layers")
+    model_width = positive_int(model_width, "model_width")
+    num_layers = positive_int(num_layers, "num_layers")
     if vocab_size is not None:
-        vocab_size = _positive_int(vocab_size, "vocab_size")
+        vocab_size = positive_int(vocab_size, "vocab_size")
     if ffn_kind not in ("dense", "gated"):
         raise ArgumentError(f"ffn_kind must be 'dense' or 'gated'; got {ffn_kind!r}.")
     if norm is not None and norm not in NORM_PARAMETERS_PER_FEATURE:
         raise ArgumentError(f"norm must be None, 'layernorm' or 'rmsnorm'; got {norm!r}.")
-    tie_embeddings = boolean(tie_embeddings, "tie_embeddings")
-    biases = boolean(biases, "biases")
+    tie_embeddings = as_flag(tie_embeddings, "tie_embeddings")
+    biases = as_flag(biases, "biases")
     if ffn_hidden_width is not None:
-        hidden = _positive_int(ffn_hidden_width, "ffn_hidden_width")
+        hidden = positive_int(ffn_hidden_width, "ffn_hidden_width")
     elif ffn_kind == "dense":
         hidden = dense_hidden_width(model_width, ffn_multiplier)
     else:

@@ -15,7 +15,15 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import ArgumentError, TokenError, WidthError
 from ..random import SplitMix64, xavier_uniform
-from ..validate import array, boolean, element_count, generator, integer, positive_int
+from ..validate import (
+    as_flag,
+    as_float_array,
+    as_integer,
+    as_numpy,
+    element_count,
+    generator,
+    positive_int,
+)
 from .attention import AttentionCache
 from .block import NORMS, TransformerBlock, _choice
 from .module import Module, Parameter, check_name
@@ -26,12 +34,7 @@ DECODER_POSITIONS = (None, "rope", "alibi", "sinusoidal")
 
 def check_ids(ids: Any, vocab_size: int) -> np.ndarray:
     """Token IDs as an integer array [B, T] with every entry in [0, vocab_size)."""
-    try:
-        array = np.asarray(ids.value if isinstance(ids, Tensor) else ids)
-    except (TypeError, ValueError) as error:
-        raise TokenError(
-            f"token IDs must be a rectangular [B, T] integer array; got {ids!r} ({error})."
-        ) from error
+    array = as_numpy(ids, "token IDs", kind="[B, T] integer array", error=TokenError)
     if array.dtype.kind not in "iu":
         raise TokenError(f"token IDs must be integers; got dtype {array.dtype}.")
     if array.ndim != 2:
@@ -48,10 +51,7 @@ def check_lengths(lengths: Any, batch: int, tokens: int) -> np.ndarray:
     """Prompt lengths [B], each in [1, T]: row b's valid positions are 0 … lengths[b] − 1."""
     if lengths is None:
         return np.full(batch, tokens, dtype=np.int64)
-    try:
-        array = np.asarray(lengths)
-    except (TypeError, ValueError) as error:
-        raise TokenError(f"lengths must be {batch} integers; got {lengths!r}.") from error
+    array = as_numpy(lengths, "lengths", kind=f"array of {batch} integers", error=TokenError)
     if array.shape != (batch,) or array.dtype.kind not in "iu":
         raise TokenError(f"lengths must be {batch} integers, one per prompt; got {array!r}.")
     if np.any(array < 1) or np.any(array > tokens):
@@ -69,22 +69,19 @@ class Embedding(Module):
         model_width = positive_int(model_width, "Embedding model_width")
         element_count((vocab_size, model_width), "Embedding table")
         check_name(name, "Embedding")
-        rng = generator(rng, "Embedding")
-        table = xavier_uniform(vocab_size, model_width, rng)
+        table = xavier_uniform(vocab_size, model_width, generator(rng, "Embedding"))
         self._build(table, name)
 
     @classmethod
     def from_parameters(cls, weight: Any, *, name: str = "embedding") -> Embedding:
         """An embedding holding exactly this [vocab_size, model_width] table."""
-        table = array(weight, "Embedding weight")
+        table = as_float_array(weight, "Embedding weight", finite=True)
         if table.ndim != 2 or 0 in table.shape:
             raise ArgumentError(
                 f"Embedding weight must be a non-empty [vocab_size, model_width] matrix; got "
                 f"shape {table.shape}."
             )
-        layer = cls.__new__(cls)
-        layer._build(table, check_name(name, "Embedding"))
-        return layer
+        return cls._assemble(table, check_name(name, "Embedding"))
 
     def _build(self, table: np.ndarray, name: str) -> None:
         Module.__init__(self, name)
@@ -147,7 +144,7 @@ class Decoder(Module):
         hidden_width = positive_int(hidden_width, "Decoder hidden_width")
         _choice(positions, DECODER_POSITIONS, "positions")
         _choice(norm, tuple(NORMS), "norm")
-        tie_embeddings = boolean(tie_embeddings, "tie_embeddings")
+        tie_embeddings = as_flag(tie_embeddings, "tie_embeddings")
         if positions == "sinusoidal" and model_width % 2:
             raise WidthError(
                 f"Sinusoidal positions fill sin/cos pairs (2j, 2j + 1), so model_width must be "
@@ -162,9 +159,8 @@ class Decoder(Module):
             f"{num_layers}, hidden_width={hidden_width}) parameters",
         )
         check_name(name, "Decoder")
-        rng = generator(rng, "Decoder")
         block_positions = None if positions == "sinusoidal" else positions
-        with rng.transaction() as draft:
+        with generator(rng, "Decoder").transaction() as draft:
             embedding = Embedding(vocab_size, model_width, name=f"{name}.embedding", rng=draft)
             blocks = [
                 TransformerBlock(
@@ -274,7 +270,7 @@ class Decoder(Module):
 
     def greedy_step(self, ids: Any, lengths: Any = None, *, pad_id: int = 0) -> np.ndarray:
         """A new [B, T+1] array: row b keeps its prompt, then argmax at lengths[b], then pad_id."""
-        pad_id = integer(pad_id, "pad_id", minimum=0, error=TokenError)
+        pad_id = as_integer(pad_id, "pad_id", minimum=0, error=TokenError)
         ids = check_ids(ids, self.vocab_size)
         batch, tokens = ids.shape
         lengths = check_lengths(lengths, batch, tokens)

@@ -16,17 +16,13 @@ from typing import Any
 from ..autodiff import Tensor
 from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
-from ..validate import boolean, element_count, generator, positive_int, tensor
+from ..validate import as_flag, as_width, element_count, generator
 from .linear import Linear
-from .module import Module, check_feature_axis, check_name
+from .module import Module, as_tensor, check_feature_axis, check_name
 from .swiglu import GatedFeedForward
 
 #: The activations a dense FFN accepts, each a Tensor method name (or none for identity).
 ACTIVATIONS: tuple[str, ...] = ("gelu", "relu", "silu", "identity")
-
-
-def _check_width(value: Any, label: str) -> int:
-    return positive_int(value, f"FeedForward {label}", error=ArgumentError, range_error=WidthError)
 
 
 def check_activation(activation: Any) -> str:
@@ -41,7 +37,7 @@ def check_activation(activation: Any) -> str:
 
 def activate(z: Any, activation: str) -> Tensor:
     """φ(z) for a named activation: GELU zΦ(z), ReLU max(z, 0), SiLU zσ(z), or z itself."""
-    z = tensor(z, "activate input")
+    z = as_tensor(z, "activate input")
     activation = check_activation(activation)
     return z if activation == "identity" else getattr(z, activation)()
 
@@ -59,15 +55,14 @@ class FeedForward(Module):
         name: str = "ffn",
         rng: SplitMix64,
     ) -> None:
-        model_width = _check_width(model_width, "model width")
-        hidden_width = _check_width(hidden_width, "hidden width")
+        model_width = as_width(model_width, "FeedForward model width")
+        hidden_width = as_width(hidden_width, "FeedForward hidden width")
         for shape in ((model_width, hidden_width), (hidden_width, model_width)):
             element_count(shape, f"FeedForward({model_width} -> {hidden_width}) weight")
         activation = check_activation(activation)
-        bias = boolean(bias, "FeedForward bias")
+        bias = as_flag(bias, "FeedForward bias")
         check_name(name, "FeedForward")
-        rng = generator(rng, "FeedForward")
-        with rng.transaction() as draft:  # W₁ then W₂ from one stream, all or nothing
+        with generator(rng, "FeedForward").transaction() as draft:  # W₁, W₂: all or nothing
             up = Linear(model_width, hidden_width, bias=bias, name=f"{name}.up", rng=draft)
             down = Linear(hidden_width, model_width, bias=bias, name=f"{name}.down", rng=draft)
         self._build(up, down, activation, name)
@@ -91,9 +86,7 @@ class FeedForward(Module):
         check_name(name, "FeedForward")
         up = Linear.from_parameters(W1, b1, name=f"{name}.up")
         down = Linear.from_parameters(W2, b2, name=f"{name}.down")
-        layer = cls.__new__(cls)
-        layer._build(up, down, activation, name)
-        return layer
+        return cls._assemble(up, down, activation, name)
 
     def _build(self, up: Linear, down: Linear, activation: str, name: str) -> None:
         if down.input_width != up.output_width:
@@ -135,7 +128,7 @@ class FeedForward(Module):
 
     def forward(self, x: Any) -> Tensor:
         """φ(x W₁ + b₁) W₂ + b₂ on the last axis; leading axes pass through."""
-        x = tensor(x, "FeedForward input")
+        x = as_tensor(x, "FeedForward input")
         self.check_input(x)
         hidden = activate(self.up(x), self.activation)  # (..., hidden)
         return self.down(hidden)  # (..., D)

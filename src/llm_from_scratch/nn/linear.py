@@ -9,18 +9,8 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import RankError, WidthError
 from ..random import SplitMix64, xavier_uniform
-from ..validate import array, boolean, element_count, generator, positive_int, tensor
-from .module import Module, Parameter, check_feature_axis, check_name
-
-
-def _check_width(value: Any, label: str) -> int:
-    """A positive integer width: ArgumentError if not an integer, WidthError if below 1."""
-    return positive_int(value, f"Linear {label}", range_error=WidthError)
-
-
-def _weight_array(value: Any, label: str) -> np.ndarray:
-    """A finite float64 copy of a Tensor or rectangular array-like."""
-    return array(value, f"Linear {label}")
+from ..validate import as_flag, as_float_array, as_width, element_count, generator
+from .module import Module, Parameter, as_tensor, check_feature_axis, check_name
 
 
 class Linear(Module):
@@ -49,12 +39,12 @@ class Linear(Module):
         name: str = "linear",
         rng: SplitMix64,
     ) -> None:
-        input_width = _check_width(input_width, "input width")
-        output_width = _check_width(output_width, "output width")
+        input_width = as_width(input_width, "Linear input width")
+        output_width = as_width(output_width, "Linear output width")
         element_count(
             (input_width, output_width), f"Linear({input_width} -> {output_width}) weight"
         )
-        bias = boolean(bias, "bias")
+        bias = as_flag(bias, "bias")
         check_name(name, "Linear")
         rng = generator(rng, "Linear")
         weight = xavier_uniform(input_width, output_width, rng)  # advances rng only on success
@@ -63,7 +53,7 @@ class Linear(Module):
     @classmethod
     def from_parameters(cls, weight: Any, bias: Any = None, *, name: str = "linear") -> Linear:
         """A layer holding exactly these values (checked in the documented order)."""
-        w = _weight_array(weight, "weight")
+        w = as_float_array(weight, "Linear weight", finite=True)
         if w.ndim != 2:
             raise RankError(
                 f"Linear weight must be rank 2, [input_width, output_width]; "
@@ -79,7 +69,7 @@ class Linear(Module):
             )
         b = None
         if bias is not None:
-            b = _weight_array(bias, "bias")
+            b = as_float_array(bias, "Linear bias", finite=True)
             if b.ndim != 1:
                 raise RankError(
                     f"Linear bias must be rank 1, [output_width]; "
@@ -90,9 +80,7 @@ class Linear(Module):
                     f"Linear bias width must equal the output width {w.shape[1]}; "
                     f"got {b.shape[0]}."
                 )
-        layer = cls.__new__(cls)
-        layer._build(w, b, check_name(name, "Linear"))
-        return layer
+        return cls._assemble(w, b, check_name(name, "Linear"))
 
     def _build(self, weight: np.ndarray, bias: np.ndarray | None, name: str) -> None:
         Module.__init__(self, name)
@@ -117,7 +105,7 @@ class Linear(Module):
 
     def forward(self, x: Any) -> Tensor:
         """Y = XW + b on the last axis; leading axes (even empty ones) pass through."""
-        x = tensor(x, "Linear input")
+        x = as_tensor(x, "Linear input")
         self.check_input(x)
         if x.ndim == 1:  # (d_in) → (1, d_in) → (1, d_out) → (d_out)
             y = (x.reshape(1, self.input_width) @ self.weight).reshape(self.output_width)

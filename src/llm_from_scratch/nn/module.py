@@ -4,18 +4,27 @@ A parameter is a leaf tensor that requires gradients and carries a stable dotted
 ``token_projection.weight``. A module owns parameters and child modules; both are registered in
 the order they are assigned, which is the order of the forward pass, so ``named_parameters``
 lists them in a stable, meaningful order.
+
+Every layer is made in one of two ways, and both end in the layer's own ``_build``, which
+registers the parameters (the only place a layer's attributes are set):
+
+- ``Layer(widths..., rng=...)`` checks every argument, draws the initial weights from a draft of
+  ``rng`` (``rng.transaction()``: a failure leaves the caller's generator unadvanced) and calls
+  ``self._build(...)``;
+- ``Layer.from_parameters(arrays...)`` checks the given values and returns
+  ``cls._assemble(...)``: the same ``_build``, with nothing drawn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ParameterError, RankError, ShapeError, WidthError
-from ..validate import array
+from ..validate import ErrorType, as_float_array
 
 
 class Parameter(Tensor):
@@ -31,6 +40,13 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         body = np.array2string(self.value, separator=", ", prefix="Parameter(")
         return f"Parameter({body}, name={self.name!r})"
+
+
+def as_tensor(value: Any, label: str, *, error: ErrorType = ArgumentError) -> Tensor:
+    """``value`` itself if it is a Tensor (graph kept), else a constant Tensor (NaN allowed)."""
+    if isinstance(value, Tensor):
+        return value
+    return Tensor.wrap(as_float_array(value, label, error=error))
 
 
 def check_name(name: Any, kind: str) -> str:
@@ -53,6 +69,17 @@ def check_feature_axis(x: Tensor, width: int, label: str, scalar_message: str) -
         raise RankError(scalar_message)
     if x.shape[-1] != width:
         raise WidthError(f"{label} expects input whose last axis is {width}; got shape {x.shape}.")
+
+
+def declared_widths(module: Any) -> tuple[Any, Any]:
+    """(read, returned) widths a module declares: input/output width, model width or width."""
+    model = getattr(module, "model_width", None)
+    reads = getattr(module, "input_width", model)
+    writes = getattr(module, "output_width", model)
+    if reads is None:
+        reads = getattr(module, "width", None)  # LayerNorm, RMSNorm
+        writes = reads if writes is None else writes
+    return reads, writes
 
 
 class Module:
@@ -78,6 +105,13 @@ class Module:
                 f"{self.name!r} already has {clash[0]!r}. Give the sub-module another name=."
             )
         self._members[attr] = value
+
+    @classmethod
+    def _assemble(cls, *parts: Any, **options: Any) -> Self:
+        """A new ``cls`` built from checked parts by ``_build`` alone (``from_parameters``)."""
+        module = cls.__new__(cls)  # no __init__: nothing is drawn
+        module._build(*parts, **options)
+        return module
 
     def __copy__(self) -> Module:
         """A shallow clone: the same parameter and child objects, its own registry."""
@@ -132,7 +166,9 @@ class Module:
             )
         arrays = {}
         for name, p in params.items():
-            value = array(mapping[name], f"load_state_dict: {name}", error=ParameterError)
+            value = as_float_array(
+                mapping[name], f"load_state_dict: {name}", finite=True, error=ParameterError
+            )
             if value.shape != p.shape:
                 raise ShapeError(
                     f"load_state_dict: {name} has shape {p.shape}; got {value.shape}."

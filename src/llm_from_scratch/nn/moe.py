@@ -26,22 +26,28 @@ import numpy as np
 from ..autodiff import Tensor, concat
 from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
-from ..validate import array, boolean, element_count, generator, integer, positive_int
-from ..validate import tensor as as_tensor
+from ..validate import (
+    as_flag,
+    as_float_array,
+    as_numpy,
+    as_real,
+    as_width,
+    element_count,
+    generator,
+    non_negative_int,
+    positive_int,
+)
 from .linear import Linear
-from .module import Module, check_name
+from .module import Module, as_tensor, check_name, declared_widths
 from .swiglu import SwiGLU
 
 OVERFLOW_POLICIES = ("drop", "next")
-
-
-def _check_count(value: Any, label: str, minimum: int = 1) -> int:
-    return integer(value, label, minimum=minimum)
+_FACTOR_RULE = "Use a finite and non-negative factor such as 1.25 (it scales an even share)."
 
 
 def _check_k(k: Any, num_experts: int) -> int:
     """k in [1, E]: a token cannot be routed to more experts than exist."""
-    k = _check_count(k, "k")
+    k = positive_int(k, "k")
     if k > num_experts:
         raise ArgumentError(
             f"k must be at most num_experts {num_experts}; got {k}. Each token picks k distinct "
@@ -57,17 +63,13 @@ def ranked_experts(probabilities: np.ndarray) -> np.ndarray:
 
 def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
     """(selected [..., k], gates [..., k]): the k largest p per row and p_sel / Σ p_sel."""
-    p = (
-        probabilities.value
-        if isinstance(probabilities, Tensor)
-        else array(probabilities, "top_k_gates probabilities")
-    )
+    p = as_float_array(probabilities, "top_k_gates probabilities", finite=True)
     if p.ndim == 0:
         raise WidthError(
             "top_k_gates needs probabilities [..., E] with an expert axis; got a scalar."
         )
     num_experts = p.shape[-1]
-    k = _check_count(k, "k")
+    k = positive_int(k, "k")
     if k > num_experts:
         raise ArgumentError(f"k must be at most the number of experts {num_experts}; got {k}.")
     selected = ranked_experts(p)[..., :k]  # (..., k)
@@ -84,14 +86,9 @@ def top_k_gates(probabilities: Any, k: int) -> tuple[np.ndarray, Any]:
 
 def dense_gates(selected: np.ndarray, gates: Any, num_experts: int) -> Any:
     """Gates scattered to [..., E]: each token's coefficient per expert, zero where unselected."""
-    num_experts = _check_count(num_experts, "num_experts")
-    try:
-        selected = np.asarray(selected)
-        gate_shape = tuple(np.shape(gates))
-    except (TypeError, ValueError) as error:
-        raise ArgumentError(
-            f"selected and gates must be rectangular arrays [..., k]; got {selected!r} ({error})."
-        ) from error
+    num_experts = positive_int(num_experts, "num_experts")
+    selected = as_numpy(selected, "selected", kind="integer array [..., k]")
+    gate_shape = as_numpy(gates, "gates", kind="array [..., k]").shape
     if selected.dtype.kind not in "iu" or (
         selected.size and (selected.min() < 0 or selected.max() >= num_experts)
     ):
@@ -128,15 +125,10 @@ def importance_loss(gates: Any) -> Tensor:
 
 def capacity_from_factor(tokens: int, num_experts: int, k: int, factor: float) -> int:
     """Slots per expert: ⌈factor · tokens · k / E⌉ (factor 1 is an exactly even share)."""
-    tokens = integer(tokens, "tokens", minimum=0)
-    num_experts = _check_count(num_experts, "num_experts")
+    tokens = non_negative_int(tokens, "tokens")
+    num_experts = positive_int(num_experts, "num_experts")
     k = _check_k(k, num_experts)
-    if (
-        isinstance(factor, bool)
-        or not isinstance(factor, int | float | np.integer | np.floating)
-        or not (factor >= 0 and math.isfinite(factor))
-    ):
-        raise ArgumentError(f"capacity factor must be finite and non-negative; got {factor!r}.")
+    factor = as_real(factor, "capacity factor", minimum=0, fix=_FACTOR_RULE)
     share = factor * tokens * k / num_experts
     return math.ceil(round(share, 9))  # 1.1 · 100 / 10 is 11.000000000000002: still 11 slots
 
@@ -148,6 +140,7 @@ class Ledger:
     placement: np.ndarray  # (N, k) serving expert, −1 where dropped
     assigned: np.ndarray  # (E,) requested: first-choice ... k-th choice counts
     kept: np.ndarray  # (E,) accepted, counted at the expert that serves them
+    rerouted: np.ndarray  # (E,) of those kept, requested from another expert (overflow="next")
     dropped: np.ndarray  # (E,) dropped, counted at the expert that was requested
 
 
@@ -161,25 +154,21 @@ def assign_capacity(
         isinstance(capacity, bool) or not isinstance(capacity, int | np.integer) or capacity < 0
     ):
         raise ArgumentError(f"capacity must be None or an integer ≥ 0; got {capacity!r}.")
-    try:
-        ranking = np.asarray(ranking)
-    except (TypeError, ValueError) as error:
-        raise ArgumentError(
-            f"ranking must be a rectangular integer [N, E] array; got {ranking!r} ({error})."
-        ) from error
+    ranking = as_numpy(ranking, "ranking", kind="integer [N, E] array")
     if ranking.ndim != 2 or ranking.dtype.kind not in "iu":
         raise ArgumentError(
             f"ranking must be an integer [N, E] array of expert indices; got dtype "
             f"{ranking.dtype} and shape {ranking.shape}."
         )
     tokens, num_experts = ranking.shape
-    k = _check_k(k, num_experts) if tokens else _check_count(k, "k")
+    k = _check_k(k, num_experts) if tokens else positive_int(k, "k")
     if tokens and (ranking.min() < 0 or ranking.max() >= num_experts):
         raise ArgumentError(f"ranking entries must be expert indices in [0, {num_experts}).")
     limit = tokens * k if capacity is None else int(capacity)
     placement = np.full((tokens, k), -1, dtype=np.int64)
     assigned = np.zeros(num_experts, dtype=np.int64)
     kept = np.zeros(num_experts, dtype=np.int64)
+    rerouted = np.zeros(num_experts, dtype=np.int64)
     dropped = np.zeros(num_experts, dtype=np.int64)
     for slot in range(k):  # all first choices, then all second choices, ...
         for token in range(tokens):
@@ -196,8 +185,9 @@ def assign_capacity(
                 dropped[wanted] += 1
             else:
                 kept[target] += 1
+                rerouted[target] += target != wanted
                 placement[token, slot] = target
-    return Ledger(placement, assigned, kept, dropped)
+    return Ledger(placement, assigned, kept, rerouted, dropped)
 
 
 @dataclass(frozen=True)
@@ -209,6 +199,7 @@ class RoutingReport:
     placement: np.ndarray  # (N, k) the expert that served each choice, −1 if dropped
     assigned: np.ndarray  # (E,) requested per expert
     kept: np.ndarray  # (E,) served per expert
+    rerouted: np.ndarray  # (E,) of those served, requested from another expert
     dropped: np.ndarray  # (E,) dropped per requested expert
     importance: np.ndarray  # (E,) Σ over tokens of each expert's gate coefficient
     capacity: int | None
@@ -237,16 +228,13 @@ class TopKRouter(Module):
         name: str = "router",
         rng: SplitMix64,
     ) -> None:
-        model_width = positive_int(
-            model_width, "TopKRouter model_width", error=ArgumentError, range_error=WidthError
-        )
-        num_experts = _check_count(num_experts, "num_experts")
+        model_width = as_width(model_width, "TopKRouter model_width")
+        num_experts = positive_int(num_experts, "num_experts")
         k = _check_k(k, num_experts)
-        noisy = boolean(noisy, "noisy")
+        noisy = as_flag(noisy, "noisy")
         element_count((model_width, num_experts), "TopKRouter weight")
         check_name(name, "TopKRouter")
-        rng = generator(rng, "TopKRouter")
-        with rng.transaction() as draft:
+        with generator(rng, "TopKRouter").transaction() as draft:
             projection = Linear(model_width, num_experts, bias=False, name=name, rng=draft)
             noise = (
                 Linear(model_width, num_experts, bias=False, name=f"{name}.noise", rng=draft)
@@ -272,9 +260,7 @@ class TopKRouter(Module):
                 f"{projection.weight.shape}; got {noise.weight.shape}."
             )
         k = _check_k(k, projection.output_width)
-        router = cls.__new__(cls)
-        router._build(projection, noise, k, name)
-        return router
+        return cls._assemble(projection, noise, k, name)
 
     def _build(self, projection: Linear, noise: Linear | None, k: int, name: str) -> None:
         Module.__init__(self, name)
@@ -305,8 +291,7 @@ def _check_expert(module: Any, index: int, model_width: int) -> None:
     """An expert must be a Module mapping [.., D] to [.., D] (checked on its declared widths)."""
     if not isinstance(module, Module):
         raise ArgumentError(f"expert {index} must be a Module; got {type(module).__name__}.")
-    reads = getattr(module, "input_width", getattr(module, "model_width", None))
-    writes = getattr(module, "output_width", getattr(module, "model_width", None))
+    reads, writes = declared_widths(module)
     if (reads is not None and reads != model_width) or (
         writes is not None and writes != model_width
     ):
@@ -333,19 +318,9 @@ class MixtureOfExperts(Module):
         name: str = "moe",
         rng: SplitMix64,
     ) -> None:
-        model_width = positive_int(
-            model_width,
-            "MixtureOfExperts model_width",
-            error=ArgumentError,
-            range_error=WidthError,
-        )
-        hidden_width = positive_int(
-            hidden_width,
-            "MixtureOfExperts hidden_width",
-            error=ArgumentError,
-            range_error=WidthError,
-        )
-        num_experts = _check_count(num_experts, "num_experts")
+        model_width = as_width(model_width, "MixtureOfExperts model_width")
+        hidden_width = as_width(hidden_width, "MixtureOfExperts hidden_width")
+        num_experts = positive_int(num_experts, "num_experts")
         k = _check_k(k, num_experts)
         if expert != "swiglu":
             raise ArgumentError(f"expert must be 'swiglu'; got {expert!r}.")
@@ -354,8 +329,7 @@ class MixtureOfExperts(Module):
         element_count((model_width, hidden_width), "MixtureOfExperts expert weight")
         element_count((num_experts, per_expert + model_width), "MixtureOfExperts parameters")
         check_name(name, "MixtureOfExperts")
-        rng = generator(rng, "MixtureOfExperts")
-        with rng.transaction() as draft:
+        with generator(rng, "MixtureOfExperts").transaction() as draft:
             router = TopKRouter(model_width, num_experts, k, name=f"{name}.router", rng=draft)
             experts = [
                 SwiGLU(
@@ -391,9 +365,7 @@ class MixtureOfExperts(Module):
             )
         assign_capacity(np.zeros((0, router.num_experts), dtype=np.int64), 1, capacity, overflow)
         check_name(name, "MixtureOfExperts")
-        moe = cls.__new__(cls)
-        moe._build(router, list(experts), capacity, overflow, name)
-        return moe
+        return cls._assemble(router, list(experts), capacity, overflow, name)
 
     def _build(
         self,
@@ -452,6 +424,7 @@ class MixtureOfExperts(Module):
             placement=ledger.placement,
             assigned=ledger.assigned,
             kept=ledger.kept,
+            rerouted=ledger.rerouted,
             dropped=ledger.dropped,
             importance=importance,
             capacity=self.capacity,

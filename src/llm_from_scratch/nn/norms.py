@@ -16,11 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor, ops
-from ..errors import ArgumentError, ShapeError, WidthError
-from ..validate import array as as_array
-from ..validate import element_count, integer, positive_int
-from ..validate import tensor as as_tensor
-from .module import Module, Parameter, check_feature_axis, check_name
+from ..errors import ArgumentError, ShapeError
+from ..validate import as_float_array, as_integer, as_width, element_count
+from .module import Module, Parameter, as_tensor, check_feature_axis, check_name
 
 
 def check_epsilon(eps: Any, kind: str) -> float:
@@ -40,16 +38,14 @@ def check_epsilon(eps: Any, kind: str) -> float:
 
 
 def _check_width(width: Any, kind: str) -> int:
-    width = positive_int(
-        width, f"{kind} width", error=ArgumentError, range_error=WidthError, unit="feature"
-    )
+    width = as_width(width, f"{kind} width", unit="feature")
     element_count((width,), f"{kind}({width}) gain")
     return width
 
 
 def _vector(value: Any, width: int | None, label: str, kind: str) -> np.ndarray:
     """A rank-1 float64 copy of ``value``, of length ``width`` when given."""
-    array = as_array(value, f"{kind} {label}", error=ShapeError)
+    array = as_float_array(value, f"{kind} {label}", finite=True, error=ShapeError)
     if array.ndim != 1 or array.shape[0] == 0:
         raise ShapeError(
             f"{kind} {label} must be a non-empty rank-1 vector, [width]; got shape {array.shape}."
@@ -159,7 +155,7 @@ def _check_axis(axis: Any, ndim: int) -> int | tuple[int, ...]:
     """An axis or a tuple of distinct axes of an ndim-dimensional input, as given."""
     axes = (axis,) if not isinstance(axis, tuple | list) else tuple(axis)
     for a in axes:
-        integer(a, "standardize axis", error=ArgumentError)
+        as_integer(a, "standardize axis")
     normal = [int(a) + ndim if int(a) < 0 else int(a) for a in axes]
     if not axes or any(not 0 <= a < ndim for a in normal) or len(set(normal)) != len(normal):
         raise ArgumentError(
@@ -203,9 +199,7 @@ class LayerNorm(_TokenNorm):
         g = _vector(gain, None, "gain", "LayerNorm")
         b = _vector(bias, g.shape[0], "bias", "LayerNorm")
         eps = check_epsilon(eps, "LayerNorm")
-        layer = cls.__new__(cls)
-        layer._build(g, b, eps, check_name(name, "LayerNorm"))
-        return layer
+        return cls._assemble(g, b, eps, check_name(name, "LayerNorm"))
 
     def _build(self, gain: np.ndarray, bias: np.ndarray, eps: float, name: str) -> None:
         Module.__init__(self, name)
@@ -244,9 +238,7 @@ class RMSNorm(_TokenNorm):
         """An RMSNorm holding exactly this gain γ ([width])."""
         g = _vector(gain, None, "gain", "RMSNorm")
         eps = check_epsilon(eps, "RMSNorm")
-        layer = cls.__new__(cls)
-        layer._build(g, eps, check_name(name, "RMSNorm"))
-        return layer
+        return cls._assemble(g, eps, check_name(name, "RMSNorm"))
 
     def _build(self, gain: np.ndarray, eps: float, name: str) -> None:
         Module.__init__(self, name)

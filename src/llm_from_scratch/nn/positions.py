@@ -22,10 +22,15 @@ import numpy as np
 
 from ..autodiff import Tensor, ops
 from ..errors import ArgumentError, RankError, ShapeError, WidthError
-from ..validate import array as as_array
-from ..validate import element_count, finite_float, integer, positive_int
-from ..validate import tensor as as_tensor
-from .module import Module
+from ..validate import (
+    as_float_array,
+    as_integer,
+    as_real,
+    broadcasts_to,
+    element_count,
+    positive_int,
+)
+from .module import Module, as_tensor
 
 Pairing = Literal["interleaved", "half"]
 PAIRINGS: tuple[str, ...] = ("interleaved", "half")
@@ -34,19 +39,14 @@ PAIRINGS: tuple[str, ...] = ("interleaved", "half")
 # --- argument checks -----------------------------------------------------------------------------
 
 
-def _count(label: str, value: Any, *, minimum: int) -> int:
-    """An integer >= minimum (bools refused), or ArgumentError."""
-    return integer(value, label, minimum=minimum)
-
-
 def _base(value: Any) -> float:
     """A finite base > 0 for the frequency schedule base^(−2j/D)."""
-    return finite_float(value, "base", positive=True, fix="Use a base such as 10000.0.")
+    return as_real(value, "base", positive=True, fix="Use a base such as 10000.0.")
 
 
 def _even_width(label: str, value: Any, what: str) -> int:
     """A positive even width; odd widths raise WidthError (coordinates come in pairs)."""
-    width = _count(label, value, minimum=1)
+    width = positive_int(value, label)
     if width % 2:
         raise WidthError(
             f"{what} pairs coordinates (2j, 2j + 1), so {label} must be even; got {width}. "
@@ -77,7 +77,7 @@ def pair_frequencies(width: int, base: float = 10000.0) -> np.ndarray:
 
 def sinusoidal_encoding(num_positions: int, width: int, base: float = 10000.0) -> np.ndarray:
     """P[t, 2j] = sin(tω_j), P[t, 2j + 1] = cos(tω_j), ω_j = base^(−2j/width); shape [T, D]."""
-    num_positions = _count("num_positions", num_positions, minimum=0)
+    num_positions = as_integer(num_positions, "num_positions", minimum=0)
     width = _even_width("width", width, "The sinusoidal encoding")
     element_count((num_positions, width), "sinusoidal_encoding [T, D]")
     omega = pair_frequencies(width, base)  # (D/2,)
@@ -122,7 +122,7 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
 
 def _custom_slopes(num_heads: int, slopes: Any) -> np.ndarray:
     """Explicit slopes: one finite, positive number per head."""
-    array = as_array(slopes, "ALiBi slopes", finite=False)
+    array = as_float_array(slopes, "ALiBi slopes")
     if array.shape != (num_heads,):
         raise ArgumentError(
             f"ALiBi needs exactly one slope per head: {num_heads} heads need slopes of shape "
@@ -145,8 +145,8 @@ def alibi_bias(num_heads: int, query_len: int, key_len: int, *, slopes: Any = No
     """
     num_heads = _alibi_head_count(num_heads)
     slopes = alibi_slopes(num_heads) if slopes is None else _custom_slopes(num_heads, slopes)
-    query_len = _count("query_len", query_len, minimum=0)
-    key_len = _count("key_len", key_len, minimum=0)
+    query_len = as_integer(query_len, "query_len", minimum=0)
+    key_len = as_integer(key_len, "key_len", minimum=0)
     element_count((num_heads, query_len, key_len), "alibi_bias [H, L, S]")
     if query_len > key_len:
         raise ShapeError(
@@ -165,14 +165,14 @@ def alibi_bias_at(slopes: Any, query_positions: Any, key_len: int) -> np.ndarray
     The same bias as :func:`alibi_bias`, for queries at explicit absolute positions p [B, L]
     (each batch row its own): what a key/value cache needs when rows sit at different positions.
     """
-    slopes = as_array(slopes, "ALiBi slopes")
+    slopes = as_float_array(slopes, "ALiBi slopes", finite=True)
     positions = np.asarray(query_positions)
     if positions.ndim != 2 or positions.dtype.kind not in "iu":
         raise ShapeError(
             f"alibi_bias_at needs integer query positions [B, L]; got {positions.dtype} array "
             f"of shape {positions.shape}."
         )
-    key_len = _count("key_len", key_len, minimum=0)
+    key_len = as_integer(key_len, "key_len", minimum=0)
     element_count(
         (positions.shape[0], slopes.shape[0], positions.shape[1], key_len), "alibi_bias_at"
     )
@@ -184,10 +184,6 @@ def alibi_bias_at(slopes: Any, query_positions: Any, key_len: int) -> np.ndarray
 # --- rotations: RoPE ---------------------------------------------------------------------------
 
 
-def _as_tensor(x: Any) -> Tensor:
-    return as_tensor(x, "input x")
-
-
 def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tensor:
     """Rotate each pair (a, b) of x [..., d] by θ: (a cos θ − b sin θ, a sin θ + b cos θ).
 
@@ -197,7 +193,7 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
     (a Tensor of angles is read by value and receives no gradient).
     """
     pairing = _pairing(pairing)
-    x = _as_tensor(x)
+    x = as_tensor(x, "input x")
     if x.ndim == 0:
         raise RankError(
             "rotate_pairs needs x with a feature axis [..., d]; got a scalar (shape ()). "
@@ -211,12 +207,8 @@ def rotate_pairs(x: Any, angles: Any, pairing: Pairing = "interleaved") -> Tenso
         )
     half = width // 2
     pair_shape = (*x.shape[:-1], half)
-    theta = as_array(angles, "rotate_pairs angles")
-    try:
-        fits = np.broadcast_shapes(theta.shape, pair_shape) == pair_shape
-    except ValueError:
-        fits = False
-    if not fits:
+    theta = as_float_array(angles, "rotate_pairs angles", finite=True)
+    if not broadcasts_to(theta.shape, pair_shape):
         raise ShapeError(
             f"rotate_pairs needs one angle per coordinate pair: angles must broadcast to "
             f"{pair_shape} for x of shape {x.shape}; got angles of shape {theta.shape}."
@@ -317,12 +309,12 @@ class RotaryEmbedding(Module):
 
     def angles(self, positions: Any) -> np.ndarray:
         """θ[..., t, j] = positions[..., t] · ω_j, shape positions.shape + (d_h/2,)."""
-        positions = as_array(positions, "RotaryEmbedding positions")
+        positions = as_float_array(positions, "RotaryEmbedding positions", finite=True)
         return positions[..., None] * self.frequencies
 
     def forward(self, x: Any, positions: Any = None) -> Tensor:
         """x [..., T, d_h], row t rotated by positions[t]·ω (positions default to 0 … T − 1)."""
-        x = _as_tensor(x)
+        x = as_tensor(x, "input x")
         if x.ndim < 2:
             raise RankError(
                 f"RotaryEmbedding reads rows of x [..., T, d_h]; got shape {x.shape}. "
@@ -337,12 +329,8 @@ class RotaryEmbedding(Module):
         if positions is None:  # the usual case: positions 0 … T − 1, from the shared tables
             cos_full, sin_signed, swap = self._tables_for(rows[-1])
             return ops.pair_rotate(x, cos=cos_full, sin=sin_signed, partner=swap)
-        positions = as_array(positions, "RotaryEmbedding positions")
-        try:
-            fits = np.broadcast_shapes(positions.shape, rows) == rows
-        except ValueError:
-            fits = False
-        if not fits:
+        positions = as_float_array(positions, "RotaryEmbedding positions", finite=True)
+        if not broadcasts_to(positions.shape, rows):
             raise ShapeError(
                 f"RotaryEmbedding needs one position per row: positions must broadcast to "
                 f"{rows} for x of shape {x.shape}; got positions of shape {positions.shape}."

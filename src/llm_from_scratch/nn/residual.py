@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ShapeError
-from ..validate import tensor as as_tensor
-from .module import Module, check_name
+from .module import Module, as_tensor, check_name
 
 Ordering = Literal["pre", "post"]
 ORDERINGS: tuple[str, ...] = ("pre", "post")

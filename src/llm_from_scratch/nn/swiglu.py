@@ -15,9 +15,9 @@ from typing import Any, ClassVar, TypeVar
 from ..autodiff import Tensor
 from ..errors import FromScratchError, WidthError
 from ..random import SplitMix64
-from ..validate import element_count, generator, tensor
-from .linear import Linear, _check_width
-from .module import Module, check_name
+from ..validate import as_width, element_count, generator
+from .linear import Linear
+from .module import Module, as_tensor, check_name
 
 PROJECTIONS = ("gate", "up", "down")
 
@@ -73,14 +73,13 @@ class GatedFeedForward(Module):
             self._projection(
                 projection,
                 lambda a=fan_in, b=fan_out: (
-                    _check_width(a, "input width"),
-                    _check_width(b, "output width"),
+                    as_width(a, "Linear input width"),
+                    as_width(b, "Linear output width"),
                 ),
             )
         for projection, (fan_in, fan_out) in plan.items():  # every size before any draw
             element_count((fan_in, fan_out), f"{kind} {projection} weight")
-        rng = generator(rng, kind)
-        with rng.transaction() as draft:  # gate, up, down from one stream, all or nothing
+        with generator(rng, kind).transaction() as draft:  # gate, up, down: all or nothing
             layers = [
                 self._projection(
                     projection,
@@ -106,9 +105,7 @@ class GatedFeedForward(Module):
             )
             for projection, weight in weights.items()
         ]
-        layer = cls.__new__(cls)
-        layer._build(*layers, name=name)
-        return layer
+        return cls._assemble(*layers, name=name)
 
     def _build(self, gate: Linear, up: Linear, down: Linear, *, name: str) -> None:
         kind = type(self).__name__
@@ -161,7 +158,7 @@ class GatedFeedForward(Module):
 
     def forward_with_intermediates(self, x: Any) -> GatedIntermediates:
         """The named stages A, S, U, H, Y of the one computation ``forward`` returns."""
-        x = tensor(x, f"{type(self).__name__} input")
+        x = as_tensor(x, f"{type(self).__name__} input")
         a = self._projection("gate", lambda: self.gate(x))  # (..., d_ff)
         s = self._operation(f"gate activation ({self.activation})", lambda: self.activate(a))
         u = self._projection("up", lambda: self.up(x))  # (..., d_ff)

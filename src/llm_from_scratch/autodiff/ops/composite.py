@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ArgumentError, ShapeError
-from ..checks import as_float_array, as_real, broadcasts_to, received
+from ...validate import as_float_array, as_real, broadcasts_to, received
 from ..registry import Example, op
 from .linalg import _bmm
 

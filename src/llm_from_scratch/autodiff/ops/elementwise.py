@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import expit, ndtr
 
 from ...errors import ArgumentError, ShapeError
-from ..checks import as_real, broadcasts_to, received
+from ...validate import as_real, broadcasts_to, received
 from ..registry import Example, op
 from ..tensor import Tensor
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ArgumentError
-from ..checks import as_axes, as_axis, as_flag
+from ...validate import as_axes, as_axis, as_flag
 from ..registry import Example, op
 from ..tensor import Tensor
 

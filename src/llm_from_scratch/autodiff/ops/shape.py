@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ShapeError
-from ..checks import as_axis, as_index, as_permutation, as_sequence, as_shape, received
+from ...validate import as_axis, as_index, as_permutation, as_sequence, as_shape, received
 from ..registry import Example, op
 from ..tensor import Tensor
 
