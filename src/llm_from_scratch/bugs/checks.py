@@ -13,7 +13,7 @@ a few seconds; the slowest is the short training run.
   ``permutation-equivariance``, ``rope-relative-offset``, ``rows-sum-to-one`` and
   ``norm-scale-invariance``;
 - ``numpy-block``: the pre-norm block against the written-out numpy block of
-  ``benchmarks/block.py``, forward and hand-derived backward;
+  ``llm_from_scratch.numpy_block``, forward and hand-derived backward;
 - ``cache-equality``: generation with the key/value cache against generation without it;
 - ``induction-loss``: a short training run on the induction task must learn (loss on the
   repeated half below ln V) without seeing the future (loss on the unpredictable tokens no
@@ -22,19 +22,14 @@ a few seconds; the slowest is the short training run.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..autodiff import Tensor, gradcheck_parameters, no_grad
-from ..errors import ArgumentError
 from ..generation import generate
 from ..nn import attention as attention_module
 from ..nn import moe as moe_module
@@ -48,6 +43,8 @@ from ..nn.module import Parameter
 from ..nn.norms import LayerNorm, RMSNorm
 from ..nn.positions import ALiBiPositions, RoPEPositions, RotaryEmbedding
 from ..nn.swiglu import SwiGLU
+from ..numpy_block import forward as numpy_forward
+from ..numpy_block import handwritten as numpy_backward
 from ..precision import array_text
 from ..random import SplitMix64
 from ..training import loss as loss_module
@@ -55,7 +52,7 @@ from ..training import optim as optim_module
 from ..training.clip import clip_grad_norm
 from ..training.data import IGNORE_INDEX, induction_batch
 
-__all__ = ["CHECKS", "Check", "Outcome", "numpy_block_module"]
+__all__ = ["CHECKS", "Check", "Outcome"]
 
 SEED = 2026  # every fixture below draws from SplitMix64(SEED + k)
 EXACT = 1e-12  # equalities that hold up to rounding
@@ -545,40 +542,14 @@ NUMPY_NAMES = {  # the block's parameter (by its name's ending) → the numpy bl
 }
 
 
-def numpy_block_module() -> Any:
-    """benchmarks/block.py: the pre-norm block written out in numpy, with a hand-derived backward.
-
-    It lives with the benchmarks (its one copy, which ``tests/test_benchmarks.py`` checks against
-    the engine); from a checkout it is imported from the repository root beside ``src/``.
-    """
-    try:
-        return importlib.import_module("benchmarks.block")
-    except ModuleNotFoundError:
-        pass
-    folder = Path(__file__).resolve().parents[3] / "benchmarks"
-    if not (folder / "block.py").is_file():
-        raise ArgumentError(
-            "The numpy-block check needs the repository's benchmarks/block.py (the written-out "
-            f"block); it is not importable and {folder} holds none. Run from a checkout."
-        ) from None
-    spec = importlib.util.spec_from_file_location(
-        "benchmarks", folder / "__init__.py", submodule_search_locations=[str(folder)]
-    )
-    package = importlib.util.module_from_spec(spec)
-    sys.modules["benchmarks"] = package
-    spec.loader.exec_module(package)
-    return importlib.import_module("benchmarks.block")
-
-
 @check(
     "numpy-block",
     "reference",
     "A pre-norm block (RMSNorm, causal attention with RoPE, SwiGLU) gives the output and the "
-    "gradients of the numpy block written out by hand in benchmarks/block.py.",
+    "gradients of the numpy block written out by hand in llm_from_scratch.numpy_block.",
 )
 def numpy_block() -> Outcome:
     """Outputs and every gradient against the handwritten forward and backward."""
-    reference = numpy_block_module()
     rng = _rng(9)
     heads = 2
     block = TransformerBlock(8, heads, 12, norm="rms", positions="rope", ffn="swiglu", rng=rng)
@@ -591,8 +562,8 @@ def numpy_block() -> Outcome:
             params[short] = p.value
     x = rng.uniform(-1.0, 1.0, (2, 5, 8))
     seed = rng.uniform(-1.0, 1.0, x.shape)
-    expected, _ = reference.forward(np, params, x, heads)
-    grads, dx = reference.handwritten(params, x, seed, heads)
+    expected, _ = numpy_forward(np, params, x, heads)
+    grads, dx = numpy_backward(params, x, seed, heads)
     leaf = Tensor(x, requires_grad=True)
     output, _ = block(leaf)
     output.backward(seed)
