@@ -21,12 +21,13 @@ from llm_from_scratch.figures.moe import (
     router_view,
     routing_rows,
     routing_table,
-    squared_cv,
 )
 from llm_from_scratch.nn.moe import (
     MixtureOfExperts,
     TopKRouter,
     assign_capacity,
+    dense_gates,
+    importance_loss,
     ranked_experts,
 )
 from llm_from_scratch.nn.swiglu import SwiGLU
@@ -56,56 +57,67 @@ def test_router_view_batch_rows_and_ties() -> None:
         router_view(np.ones((2, 2, 2)), 1)
 
 
-def test_squared_cv_t16() -> None:
-    assert squared_cv([3.0, 1.0]) == 0.25  # mean 2, population variance 1
-    assert squared_cv([2.0, 2.0]) == 0.0
-    assert np.isnan(squared_cv([0.0, 0.0]))
+def _importance_and_work(gates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Importance and assignment counts as nn computes them, every token choosing both experts."""
+    selected = np.tile([0, 1], (len(gates), 1))
+    importance = dense_gates(selected, gates, 2).sum(axis=0)
+    return importance, assign_capacity(selected, 2, None).assigned
 
 
-def test_importance_vs_work_t16() -> None:
+def test_importance_vs_work_reads_nn_counts_t16() -> None:
     # four tokens, both experts selected (k = 2 of 2), gates (0.75, 0.25)
-    selected = np.tile([0, 1], (4, 1))
     gates = np.tile([0.75, 0.25], (4, 1))
-    case = importance_vs_work(selected, gates, 2)
+    case = importance_vs_work(*_importance_and_work(gates))
     np.testing.assert_allclose(case.importance, [3.0, 1.0])
     assert case.assigned.tolist() == [4, 4]  # gate mass and assigned work differ
-    assert case.importance_cv2 == 0.25 and case.assigned_cv2 == 0.0
+    assert case.importance_cv2 == 0.25 and case.assigned_cv2 == 0.0  # mean 2, variance 1
     np.testing.assert_allclose(case.importance_share, [0.75, 0.25])
     np.testing.assert_allclose(case.assigned_share, [0.5, 0.5])
-    balanced = importance_vs_work(selected, np.full((4, 2), 0.5), 2)
+    balanced = importance_vs_work(*_importance_and_work(np.full((4, 2), 0.5)))
     assert balanced.importance_cv2 == 0.0
     with pytest.raises(ShapeError, match="same shape"):
-        importance_vs_work(selected, gates[:, :1], 2)
+        importance_vs_work([3.0, 1.0], [4])
+
+
+def test_importance_cv2_is_the_balancing_penalty() -> None:
+    gates = SplitMix64(4).uniform(0.0, 1.0, (6, 3))
+    importance = gates.sum(axis=0)
+    case = importance_vs_work(importance, np.array([2, 5, 5]))
+    assert case.importance_cv2 == importance_loss(gates).item()
+    assert case.assigned_cv2 == importance_loss(np.array([2.0, 5.0, 5.0])).item()
 
 
 def test_expert_load_t18_drop_and_next() -> None:
     drop = assign_capacity(T18_RANKING, 1, 2, "drop")
-    load = expert_load(T18_RANKING[:, :1], drop.placement, 2, 2)
+    load = expert_load(drop, 2)
     assert load.requested.tolist() == [3, 1]
     assert load.kept.tolist() == [2, 1] and load.dropped.tolist() == [1, 0]
     assert load.overflow.tolist() == [1, 0]
     assert load.rerouted_in.tolist() == [0, 0] and load.rerouted_out.tolist() == [0, 0]
     rerouted = assign_capacity(T18_RANKING, 1, 2, "next")
-    load = expert_load(T18_RANKING[:, :1], rerouted.placement, 2, 2)
+    load = expert_load(rerouted, 2)
     assert load.kept.tolist() == [2, 2] and load.dropped.tolist() == [0, 0]
     assert load.kept_own.tolist() == [2, 1] and load.rerouted_in.tolist() == [0, 1]
     assert load.rerouted_out.tolist() == [1, 0] and load.overflow.tolist() == [1, 0]
-    unlimited = expert_load(T18_RANKING[:, :1], T18_RANKING[:, :1], 2, None)
+    unlimited = expert_load(assign_capacity(T18_RANKING, 1, None), None)
     assert unlimited.overflow.tolist() == [0, 0]
-    with pytest.raises(ShapeError, match=r"\[N, k\]"):
-        expert_load(T18_RANKING, T18_RANKING[:, :1], 2, 2)
+    with pytest.raises(ArgumentError, match="Ledger"):
+        expert_load(T18_RANKING, 2)
 
 
-def test_expert_load_agrees_with_the_ledger() -> None:
+def test_expert_load_is_the_ledgers_count_and_its_split_matches_the_placement() -> None:
     p = SplitMix64(3).uniform(0.0, 1.0, (9, 4))
     for overflow in ("drop", "next"):
         for capacity in range(0, 6):
             ranking = ranked_experts(p)
             ledger = assign_capacity(ranking, 2, capacity, overflow)
-            load = expert_load(ranking[:, :2], ledger.placement, 4, capacity)
+            load = expert_load(ledger, capacity)
             np.testing.assert_array_equal(load.requested, ledger.assigned)
             np.testing.assert_array_equal(load.kept, ledger.kept)
             np.testing.assert_array_equal(load.dropped, ledger.dropped)
+            served, chosen = ledger.placement, ranking[:, :2]
+            own = np.bincount(chosen[served == chosen], minlength=4)
+            np.testing.assert_array_equal(load.kept_own, own)
             assert load.kept.sum() + load.dropped.sum() == 9 * 2
             assert np.all(load.rerouted_out >= 0)
 
@@ -160,8 +172,7 @@ def test_capacity_sweep_matches_hand_counts() -> None:
 
 
 def test_load_bars_geometry() -> None:
-    drop = assign_capacity(T18_RANKING, 1, 2, "next")
-    load = expert_load(T18_RANKING[:, :1], drop.placement, 2, 2)
+    load = expert_load(assign_capacity(T18_RANKING, 1, 2, "next"), 2)
     bars, line = load_bars(load, 4, height=120.0, baseline=130.0, left=28.0, group_width=44.0)
     by = {(b.kind, b.expert): b for b in bars}
     assert by[("kept", 0)].height == 60.0 and by[("kept", 0)].y == 70.0  # 2 of 4 → half height
@@ -175,9 +186,7 @@ def test_load_bars_geometry() -> None:
 
 
 def test_load_svg_and_frames() -> None:
-    load = expert_load(
-        T18_RANKING[:, :1], assign_capacity(T18_RANKING, 1, 2, "drop").placement, 2, 2
-    )
+    load = expert_load(assign_capacity(T18_RANKING, 1, 2, "drop"), 2)
     svg = load_svg(load, 3, 'overflow "drop"')
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     assert svg.count('class="kept"') == 2 and svg.count('class="dropped"') == 1
@@ -198,11 +207,11 @@ def test_figures_draw() -> None:
     drop = assign_capacity(T18_RANKING, 1, 2, "drop")
     rerouted = assign_capacity(T18_RANKING, 1, 2, "next")
     loads = {
-        "drop": expert_load(T18_RANKING[:, :1], drop.placement, 2, 2),
-        "next": expert_load(T18_RANKING[:, :1], rerouted.placement, 2, 2),
+        "drop": expert_load(drop, 2),
+        "next": expert_load(rerouted, 2),
     }
     assert isinstance(load_figure(loads), Figure)
-    case = importance_vs_work(np.tile([0, 1], (4, 1)), np.tile([0.75, 0.25], (4, 1)), 2)
+    case = importance_vs_work(*_importance_and_work(np.tile([0.75, 0.25], (4, 1))))
     assert isinstance(importance_figure({"a": case}), Figure)
     with pytest.raises(ArgumentError):
         load_figure({})

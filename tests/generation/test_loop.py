@@ -7,7 +7,7 @@ import pytest
 
 from llm_from_scratch.autodiff import grad_enabled
 from llm_from_scratch.errors import ArgumentError, TokenError
-from llm_from_scratch.generation import KVCache, generate, pad_prompts, prefill
+from llm_from_scratch.generation import KVCache, generate, next_tokens, pad_prompts, prefill
 from llm_from_scratch.nn import Decoder
 from llm_from_scratch.random import SplitMix64
 
@@ -66,6 +66,43 @@ def test_context_caps_every_row_at_that_many_tokens():
     assert [len(s) for s in out.sequences] == [6, 6, 6]
     assert out.stop_reasons == ["context"] * 3
     assert out.cache.capacity == 6
+
+
+def test_a_window_reads_only_each_rows_last_tokens_at_positions_from_zero():
+    m = model()
+    prompt = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
+    out = generate(m, prompt, max_new_tokens=3, do_sample=False, window=2, use_cache=False)
+    ids = prompt
+    for _ in range(3):  # by hand: argmax of the decoder on the last two tokens only
+        step = np.argmax(m(ids[:, -2:]).value[:, -1], axis=-1)
+        ids = np.concatenate([ids, step[:, None]], axis=1)
+    assert all(np.array_equal(s, row) for s, row in zip(out.sequences, ids, strict=True))
+
+
+def test_a_sampled_window_draws_one_uniform_per_row_per_step():
+    """Chapter 10's samples: softmax(z / τ) of the last-window logits, SplitMix64 inverse CDF."""
+    m, rng = model(), SplitMix64(7)
+    out = generate(
+        m,
+        [[1, 2, 3]],
+        max_new_tokens=8,
+        rng=SplitMix64(7),
+        temperature=0.8,
+        window=4,
+        use_cache=False,
+    )
+    ids = np.array([[1, 2, 3]])
+    for _ in range(8):
+        step = next_tokens(m(ids[:, -4:]).value[:, -1], rng, temperature=0.8)
+        ids = np.concatenate([ids, step[:, None]], axis=1)
+    assert np.array_equal(out.sequences[0], ids[0])
+
+
+def test_a_window_cannot_use_the_cache():
+    with pytest.raises(ArgumentError, match="use_cache=False"):
+        generate(model(), PROMPTS, max_new_tokens=1, do_sample=False, window=2)
+    with pytest.raises(ArgumentError, match="window must be at least 1"):
+        generate(model(), PROMPTS, max_new_tokens=1, do_sample=False, window=0, use_cache=False)
 
 
 def test_pad_prompts_pads_right_and_reports_lengths():

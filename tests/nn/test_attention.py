@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from llm_from_scratch.autodiff import Tensor, gradcheck
+from llm_from_scratch.autodiff import Tensor, gradcheck, gradcheck_parameters
 from llm_from_scratch.errors import ArgumentError, RankError, ShapeError, WidthError
 from llm_from_scratch.nn import (
     MultiHeadAttention,
@@ -286,20 +286,10 @@ def test_module_parameter_gradients_match_finite_differences():
     layer = MultiHeadAttention(4, 2, rng=rng)
     x = rng.normal((1, 3, 4))
     seed = rng.normal((1, 3, 4))
-    out, _ = layer(Tensor(x))
-    out.backward(seed)
-    step = 1e-6
-    for _, p in layer.named_parameters():
-        numeric = np.zeros_like(p.value)
-        for index in np.ndindex(p.shape):
-            original = p.value[index]
-            p.value[index] = original + step
-            up = float(np.sum(layer(Tensor(x))[0].value * seed))
-            p.value[index] = original - step
-            down = float(np.sum(layer(Tensor(x))[0].value * seed))
-            p.value[index] = original
-            numeric[index] = (up - down) / (2 * step)
-        np.testing.assert_allclose(p.grad, numeric, atol=2e-6)
+    result = gradcheck_parameters(
+        lambda: (layer(Tensor(x))[0] * seed).sum(), layer.parameters(), step=1e-6, atol=2e-6
+    )
+    assert result.passed, result.message
 
 
 # --- T19: mask contract and returned shapes --------------------------------------------------

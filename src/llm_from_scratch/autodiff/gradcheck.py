@@ -89,10 +89,7 @@ def _arrays(inputs: Sequence[Any]) -> list[np.ndarray]:
         )
     if not inputs:
         raise ArgumentError(f"gradcheck needs at least one input array; got {inputs!r}.")
-    return [
-        x.value.copy() if isinstance(x, Tensor) else as_float_array(x, "A gradcheck input")
-        for x in inputs
-    ]
+    return [as_float_array(x, "A gradcheck input") for x in inputs]  # fresh copies
 
 
 def jacobians(fn: Callable[..., Tensor], inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -235,19 +232,16 @@ def gradcheck_parameters(
             if out.requires_grad:
                 out.backward()
             analytic = [np.zeros(p.shape) if p.grad is None else p.grad.copy() for p in parameters]
-            central = []
-            for p, base in zip(parameters, values, strict=True):
-                jac = np.zeros(base.shape)
-                for index in np.ndindex(base.shape):
-                    ends = []
-                    for sign in (1.0, -1.0):
-                        moved = base.copy()
-                        moved[index] += sign * step
-                        p.value = moved
-                        ends.append(float(_scalar_loss(loss).value))
-                    p.value = base
-                    jac[index] = (ends[0] - ends[1]) / (2.0 * step)
-                central.append(jac)
+
+            def loss_at(*nudged: Tensor) -> Tensor:  # the parameters' values set, loss() read
+                for p, t in zip(parameters, nudged, strict=True):
+                    p.value = t.value
+                return _scalar_loss(loss)
+
+            central = [  # d loss / d p, the loss's one entry dropped from each Jacobian
+                jac.reshape(v.shape)
+                for jac, v in zip(numeric_jacobians(loss_at, values, step), values, strict=True)
+            ]
     finally:
         for p, value, grad in zip(parameters, values, grads, strict=True):
             p.value, p.grad = value, grad

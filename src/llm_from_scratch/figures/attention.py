@@ -27,6 +27,7 @@ from matplotlib.patches import Rectangle
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ShapeError
 from ..nn.attention import split_heads
+from ..validate import as_float_array, non_negative_int, positive_int
 from .shapes import shape_diagram
 from .style import LIGHT, MUTED, PALETTE, new_figure
 
@@ -79,11 +80,10 @@ class ShapeStage:
 
 def split_path_stages(batch: int, tokens: int, width: int, num_heads: int) -> list[ShapeStage]:
     """The six shapes from a projection [B,T,D] through the heads and back to [B,T,D]."""
-    for label, value in (("batch", batch), ("tokens", tokens), ("width", width)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ArgumentError(f"{label} must be a non-negative integer; got {value!r}.")
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-        raise ArgumentError(f"num_heads must be a positive integer; got {num_heads!r}.")
+    batch = non_negative_int(batch, "batch")
+    tokens = non_negative_int(tokens, "tokens")
+    width = non_negative_int(width, "width")
+    num_heads = positive_int(num_heads, "num_heads")
     if width % num_heads:
         raise ShapeError(f"width {width} is not divisible by num_heads {num_heads}.")
     b, t, d, h = batch, tokens, width, num_heads
@@ -270,7 +270,7 @@ def heatmap_cells(
     weights: np.ndarray, blocked: np.ndarray | None = None, digits: int = 2
 ) -> list[list[str]]:
     """The text written in each cell of an [L, S] heat map: the weight, or '×' where blocked."""
-    w = np.asarray(weights.value if isinstance(weights, Tensor) else weights, dtype=np.float64)
+    w = as_float_array(weights, "weights", error=ShapeError)
     if w.ndim != 2:
         raise ShapeError(f"weights must be [L, S]; got shape {w.shape}.")
     b = np.zeros(w.shape, bool) if blocked is None else np.asarray(blocked, dtype=bool)
@@ -302,7 +302,7 @@ def attention_heatmap_figure(
     fig.set_layout_engine("constrained")
     image = None
     for ax, (label, weights, _), text in zip(axes[0], panels, cells, strict=True):
-        w = np.asarray(weights.value if isinstance(weights, Tensor) else weights, np.float64)
+        w = as_float_array(weights, "weights", error=ShapeError)
         image = ax.imshow(w, cmap="cividis", vmin=0.0, vmax=1.0)
         rows, cols = w.shape
         for i in range(rows):

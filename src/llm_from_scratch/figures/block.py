@@ -25,7 +25,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from ..autodiff import Tensor
 from ..errors import ArgumentError, ShapeError
+from ..nn.positions import rotate_pairs
 from .shapes import changed_axes
 from .style import INK, LIGHT, MUTED, PALETTE, BookFigure, book_style, new_figure
 
@@ -370,7 +372,8 @@ def block_parts(
             f"selected must name experts in [0, {probabilities.size}); got {list(selected)}."
         )
     arcs = [(int(i), int(j)) for i, j in zip(*np.nonzero(visible), strict=True)]
-    points = np.stack([np.cos(angles), np.sin(angles)], axis=-1)
+    unit = Tensor(np.tile([1.0, 0.0], (angles.size, 1)))  # (T, 2): the pair (1, 0) per position
+    points = rotate_pairs(unit, angles[:, None]).value  # (T, 2): rotated by RoPE itself
     return (
         PartPanel(
             "attention",

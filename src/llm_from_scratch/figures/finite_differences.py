@@ -71,6 +71,9 @@ def central_difference_errors(
     x: float, steps: Sequence[float], dtype: type[np.floating] = np.float64
 ) -> np.ndarray:
     """|central difference of tanh at x, computed entirely in ``dtype`` − exact tanh′(x)|."""
+    # Written out rather than through autodiff.numeric_jacobians, the one the tests use: that
+    # one runs the engine (float64, numpy's tanh), while this curve needs every step in
+    # ``dtype`` (float32 too) on correctly rounded tanh values, the rounding model studied here.
     exact = tanh_derivative(x)
     point = dtype(x)
     errors = []

@@ -5,9 +5,11 @@ Every chart has a pure data function (tested) and a drawing function (smoke-test
 - :func:`router_view` / :func:`router_figure`: router probabilities per token, the top-k
   experts marked, and the renormalised gates written on the chosen bars;
 - :func:`expert_load` / :func:`load_figure`: requests, kept (own and rerouted-in) and dropped
-  assignments per expert against the capacity line, one panel per overflow policy;
+  assignments per expert against the capacity line, one panel per overflow policy, as the
+  ledger of :func:`~llm_from_scratch.nn.moe.assign_capacity` counted them;
 - :func:`importance_vs_work` / :func:`importance_figure`: gate mass (importance) beside the
-  number of assignments each expert receives;
+  number of assignments each expert receives, with the CV² that
+  :func:`~llm_from_scratch.nn.moe.importance_loss` computes;
 - :func:`routing_rows` / :func:`routing_table`: a Markdown table of a small batch: each token's
   probabilities, choices, gates and the expert that served (or dropped) each choice;
 - :func:`capacity_sweep`, :func:`load_bars` and :func:`capacity_frames`: the frames of the
@@ -25,13 +27,16 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..nn.moe import (
+    Ledger,
     RoutingReport,
     assign_capacity,
     capacity_from_factor,
     dense_gates,
+    importance_loss,
     ranked_experts,
     top_k_gates,
 )
+from ..validate import as_float_array
 from .style import INK, MUTED, PALETTE, BookFigure, new_figure
 
 __all__ = [
@@ -53,7 +58,6 @@ __all__ = [
     "router_view",
     "routing_rows",
     "routing_table",
-    "squared_cv",
 ]
 
 KEPT_COLOUR = PALETTE.blue
@@ -74,15 +78,6 @@ def _matrix(name: str, values: object) -> np.ndarray:
             f"{name} must be [tokens, experts] (or one token [experts]); got shape {array.shape}."
         )
     return array
-
-
-def squared_cv(values: object) -> float:
-    """Population variance / mean² of a vector (0 for a constant vector, NaN if the mean is 0)."""
-    v = np.asarray(values, dtype=np.float64)
-    mean = float(v.mean())
-    if mean == 0.0:
-        return float("nan")
-    return float(((v - mean) ** 2).mean() / (mean * mean))
 
 
 # --- router probabilities with the selection ------------------------------------------------
@@ -195,33 +190,25 @@ class ExpertLoad:
         return np.maximum(self.requested - self.capacity, 0)
 
 
-def expert_load(
-    selected: object, placement: object, num_experts: int, capacity: int | None
-) -> ExpertLoad:
-    """Counts from the router's ``selected`` [N, k] and the ledger's ``placement`` [N, k]."""
-    chosen = np.asarray(selected, dtype=np.int64)
-    served = np.asarray(placement, dtype=np.int64)
-    if chosen.shape != served.shape or chosen.ndim != 2:
-        raise ShapeError(
-            f"selected and placement must both be [N, k]; got {chosen.shape} and {served.shape}."
+def expert_load(ledger: Ledger | RoutingReport, capacity: int | None) -> ExpertLoad:
+    """The ledger's own counts (``assign_capacity``), kept split into own and rerouted-in."""
+    if not isinstance(ledger, Ledger | RoutingReport):
+        raise ArgumentError(
+            f"expert_load reads the counts of a Ledger (nn.moe.assign_capacity) or a "
+            f"RoutingReport (a MixtureOfExperts forward); got {type(ledger).__name__}."
         )
-
-    def count(mask: np.ndarray, where: np.ndarray) -> np.ndarray:
-        return np.bincount(where[mask], minlength=num_experts).astype(np.int64)
-
-    everything = np.ones(chosen.shape, dtype=bool)
     return ExpertLoad(
-        requested=count(everything, chosen),
-        kept_own=count(served == chosen, chosen),
-        rerouted_in=count((served >= 0) & (served != chosen), served),
-        dropped=count(served < 0, chosen),
+        requested=ledger.assigned,
+        kept_own=ledger.kept - ledger.rerouted,
+        rerouted_in=ledger.rerouted,
+        dropped=ledger.dropped,
         capacity=capacity,
     )
 
 
 def load_from_report(report: RoutingReport) -> ExpertLoad:
-    """:func:`expert_load` for a :class:`RoutingReport` of the mixture."""
-    return expert_load(report.selected, report.placement, len(report.kept), report.capacity)
+    """:func:`expert_load` for a :class:`RoutingReport` of the mixture, at its capacity."""
+    return expert_load(report, report.capacity)
 
 
 def load_figure(loads: Mapping[str, ExpertLoad]) -> BookFigure:
@@ -301,7 +288,7 @@ def load_figure(loads: Mapping[str, ExpertLoad]) -> BookFigure:
 
 @dataclass(frozen=True)
 class ImportanceVsWork:
-    """Gate mass per expert beside the number of assignments per expert."""
+    """Gate mass per expert beside the number of assignments per expert, and the CV² of each."""
 
     importance: np.ndarray  # (E,) Σ_tokens gate
     assigned: np.ndarray  # (E,) number of tokens that chose the expert
@@ -316,25 +303,29 @@ class ImportanceVsWork:
 
     @property
     def importance_cv2(self) -> float:
-        return squared_cv(self.importance)
+        """CV² of the importance: the balancing penalty, ``nn.moe.importance_loss``."""
+        return importance_loss(self.importance).item()
 
     @property
     def assigned_cv2(self) -> float:
-        return squared_cv(self.assigned)
+        """The same statistic on the assignment counts (``importance_loss`` of the counts)."""
+        return importance_loss(self.assigned).item()
 
 
-def importance_vs_work(selected: object, gates: object, num_experts: int) -> ImportanceVsWork:
-    """Importance Σ_n g[n, e] and counts #{n : n chose e} from ``selected``, ``gates`` [N, k]."""
-    chosen = np.asarray(selected, dtype=np.int64)
-    g = np.asarray(gates, dtype=np.float64)
-    if chosen.shape != g.shape:
+def importance_vs_work(importance: object, assigned: object) -> ImportanceVsWork:
+    """Gate mass I_e and assignment counts per expert, as nn counted them.
+
+    ``importance`` [E] is a RoutingReport's ``importance`` (or Σ over tokens of
+    ``nn.moe.dense_gates``); ``assigned`` [E] is a Ledger's or RoutingReport's ``assigned``.
+    """
+    gate_mass = as_float_array(importance, "importance", finite=True, error=ShapeError)
+    counts = np.asarray(assigned)
+    if gate_mass.ndim != 1 or counts.shape != gate_mass.shape or counts.dtype.kind not in "iu":
         raise ShapeError(
-            f"selected and gates must have the same shape [N, k]; got {chosen.shape}"
-            f" and {g.shape}."
+            f"importance and assigned must be [E] vectors of the same shape, assigned holding "
+            f"integer counts; got {gate_mass.shape} and {counts.shape} ({counts.dtype})."
         )
-    dense = dense_gates(chosen, g, num_experts).reshape(-1, num_experts)
-    counts = np.bincount(chosen.ravel(), minlength=num_experts).astype(np.int64)
-    return ImportanceVsWork(dense.sum(axis=0), counts)
+    return ImportanceVsWork(gate_mass, counts.astype(np.int64))
 
 
 def importance_figure(data: Mapping[str, ImportanceVsWork]) -> BookFigure:
@@ -452,8 +443,7 @@ def capacity_sweep(
     sweep = []
     for factor in factors:
         capacity = capacity_from_factor(tokens, num_experts, k, factor)
-        ledger = assign_capacity(ranking, k, capacity, overflow)
-        load = expert_load(ranking[:, :k], ledger.placement, num_experts, capacity)
+        load = expert_load(assign_capacity(ranking, k, capacity, overflow), capacity)
         sweep.append((float(factor), capacity, load))
     return sweep
 

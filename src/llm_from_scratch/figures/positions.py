@@ -18,6 +18,7 @@ from matplotlib.colors import ListedColormap
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ShapeError
 from ..nn.positions import rotate_pairs
+from ..validate import as_float_array
 from .style import (
     DIVERGING_CMAP,
     LIGHT,
@@ -50,7 +51,7 @@ FUTURE_COLOUR = LIGHT
 
 
 def _pair(label: str, value: object) -> np.ndarray:
-    array = np.asarray(value.value if isinstance(value, Tensor) else value, dtype=np.float64)
+    array = as_float_array(value, label, error=ShapeError)
     if array.shape != (2,):
         raise ShapeError(f"{label} must be one coordinate pair, shape (2,); got {array.shape}.")
     return array

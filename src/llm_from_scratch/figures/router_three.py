@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ..errors import ArgumentError, ShapeError
-from ..nn.moe import dense_gates, top_k_gates
-from .moe import squared_cv
+from ..errors import ShapeError
+from ..nn.moe import dense_gates, importance_loss, top_k_gates
+from ..validate import positive_int
 from .style import INK, LIGHT, MUTED, PALETTE, BookFigure, new_figure
 
 __all__ = ["RouterThree", "router_three", "router_three_figure"]
@@ -60,12 +60,12 @@ def router_three(probabilities: object, k: int, tokens: int) -> RouterThree:
         raise ShapeError(
             f"probabilities must be one token's [E] with E >= 2; got shape {p.shape}."
         )
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
-        raise ArgumentError(f"tokens must be a positive int; got {tokens!r}.")
+    tokens = positive_int(tokens, "tokens")
     selected, gates = top_k_gates(p[None, :], k)
-    dense = dense_gates(selected, gates, p.size)[0]
-    importance = tokens * dense
-    return RouterThree(p, selected[0], dense, tokens, importance, squared_cv(importance))
+    dense = dense_gates(selected, gates, p.size)[0]  # (E,)
+    importance = tokens * dense  # (E,) Σ over tokens copies of the same gates
+    loss = importance_loss(np.tile(dense, (tokens, 1))).item()  # the penalty on that batch
+    return RouterThree(p, selected[0], dense, tokens, importance, loss)
 
 
 def _box(ax, x, y, w, h, text, *, edge=INK, face="white", style="solid", size=9, weight=None):

@@ -24,6 +24,7 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import ArgumentError
 from ..random import SplitMix64
+from ..validate import as_integer
 from .style import PALETTE, BookFigure, new_figure
 
 __all__ = ["ScaleStudy", "score_scale_figure", "score_scale_study"]
@@ -51,9 +52,9 @@ def _row_measures(logits: np.ndarray, upstream: np.ndarray) -> tuple[float, floa
 
 def score_scale_study(widths: Sequence[int], keys: int, rows: int, seed: int) -> ScaleStudy:
     """Measure scores q·k (and q·k/√d_k) for ``rows`` queries against ``keys`` keys per width."""
-    for name, value, least in (("keys", keys, 2), ("rows", rows, 2), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ArgumentError(f"{name} must be an integer of at least {least}; got {value!r}.")
+    keys = as_integer(keys, "keys", minimum=2)
+    rows = as_integer(rows, "rows", minimum=2)
+    seed = as_integer(seed, "seed", minimum=0)
     widths = tuple(int(d) for d in widths)
     if not widths or min(widths) < 1:
         raise ArgumentError(f"widths must be positive head widths; got {widths!r}.")

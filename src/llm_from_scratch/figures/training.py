@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
+from ..validate import positive_int
 from .style import CYCLE, INK, MUTED, PALETTE, BookFigure, new_figure
 
 __all__ = [
@@ -34,8 +35,7 @@ __all__ = [
 
 def moving_average(values: Sequence[float] | np.ndarray, window: int) -> np.ndarray:
     """Trailing mean: out[i] = mean(values[max(0, i − w + 1) : i + 1]), same length as values."""
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ArgumentError(f"moving_average window must be a positive integer; got {window!r}.")
+    window = positive_int(window, "moving_average window")
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1:
         raise ShapeError(f"moving_average reads a 1-D series; got shape {x.shape}.")

@@ -3,7 +3,8 @@
 ``generate`` runs under ``no_grad``. With ``use_cache=True`` (the default) the decoder reads a
 :class:`~llm_from_scratch.generation.cache.KVCache` built for this call alone; with
 ``use_cache=False`` every step re-runs the decoder over each row's whole sequence, the
-reference the cache must equal.
+reference the cache must equal, or, with a ``window``, over its last ``window`` tokens only (at
+positions 0 … window − 1), the way a model trained on windows of that length reads a longer text.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def generate(
     top_k: int | None = None,
     top_p: float | None = None,
     context: int | None = None,
+    window: int | None = None,
     end_id: int | None = None,
     pad_id: int = 0,
     use_cache: bool = True,
@@ -106,13 +108,22 @@ def generate(
     ``do_sample=False`` is greedy (argmax); otherwise each token is drawn from
     softmax(filters(z / τ)) with top-k then top-p, one SplitMix64 uniform per row per step
     (same seed → same text). A row stops after ``end_id``, after ``max_new_tokens`` tokens, or
-    when it holds ``context`` tokens (default: longest prompt + max_new_tokens).
+    when it holds ``context`` tokens (default: longest prompt + max_new_tokens). With a
+    ``window`` (and ``use_cache=False``) the model reads only each row's last ``window`` tokens.
     """
     model = _check_model(model)
     max_new_tokens = non_negative_int(max_new_tokens, "max_new_tokens")
     do_sample = as_flag(do_sample, "do_sample")
     use_cache = as_flag(use_cache, "use_cache")
     keep_logits = as_flag(keep_logits, "keep_logits")
+    if window is not None:
+        window = positive_int(window, "window", fix="It counts the last tokens the model reads.")
+        if use_cache:
+            raise ArgumentError(
+                "A window re-reads each row's last window tokens at positions 0 … window − 1 at "
+                "every step, so no cached key stays valid; pass use_cache=False with window="
+                f"{window}."
+            )
     if do_sample:
         rng = generator(rng, "generate (do_sample=True)")
         check_temperature(temperature)
@@ -155,7 +166,8 @@ def generate(
                 last = np.array([s[-1] for s in sequences], dtype=np.int64)
                 logits = decode_step(model, cache, last, positions).value  # (B, V)
             else:
-                current, current_lengths = pad_prompts(sequences, model.vocab_size, pad_id)
+                rows = sequences if window is None else [s[-window:] for s in sequences]
+                current, current_lengths = pad_prompts(rows, model.vocab_size, pad_id)
                 logits = model.next_token_logits(current, current_lengths).value  # (B, V)
             if kept is not None:
                 kept.append(logits)

@@ -20,7 +20,7 @@ from ..random import SplitMix64
 from ..validate import as_flag, as_width, element_count, generator, positive_int
 from .attention import AttentionCache, MultiHeadAttention
 from .feedforward import FeedForward
-from .module import Module, as_tensor, check_name, declared_widths
+from .module import Module, as_tensor, check_name, check_part
 from .moe import MixtureOfExperts, RoutingReport
 from .norms import LayerNorm, RMSNorm
 from .positions import PAIRINGS, ALiBiPositions, RoPEPositions
@@ -38,21 +38,10 @@ def _choice(value: Any, options: tuple, label: str) -> Any:
     return value
 
 
-def check_part(module: Any, label: str, model_width: int, kind: type = Module) -> None:
-    """A block part must be a ``kind`` that reads and returns [..., model_width]."""
-    if not isinstance(module, kind):
-        raise ArgumentError(
-            f"TransformerBlock {label} must be a {kind.__name__}; got {type(module).__name__}."
-        )
-    reads, writes = declared_widths(module)
-    if (reads is not None and reads != model_width) or (
-        writes is not None and writes != model_width
-    ):
-        raise WidthError(
-            f"TransformerBlock {label} must read and return the model width {model_width}, "
-            f"because a residual adds its output to its input; got {module!r}, reading {reads} "
-            f"and returning {writes}. Build it for width {model_width}."
-        )
+def _check_part(module: Any, label: str, model_width: int) -> None:
+    """A block part must be a Module that reads and returns [..., model_width]."""
+    why = "because a residual adds its output to its input"
+    check_part(module, f"TransformerBlock {label}", model_width, why)
 
 
 def make_positions(kind: str | None, num_heads: int, head_width: int, pairing: str) -> Any:
@@ -104,7 +93,7 @@ class TransformerBlock(Module):
         _choice(rope_pairing, PAIRINGS, "rope_pairing")
         causal = as_flag(causal, "causal")
         if isinstance(ffn, Module):
-            check_part(ffn, "ffn", model_width)
+            _check_part(ffn, "ffn", model_width)
         else:
             _choice(ffn, FFN_KINDS, "ffn")
             element_count((model_width, hidden_width), "TransformerBlock FFN weight")
@@ -160,8 +149,8 @@ class TransformerBlock(Module):
             )
         width = attention.model_width
         for label, part in (("attention_norm", attention_norm), ("ffn_norm", ffn_norm)):
-            check_part(part, label, width)
-        check_part(ffn, "ffn", width)
+            _check_part(part, label, width)
+        _check_part(ffn, "ffn", width)
         check_name(name, "block")
         block = cls._assemble(attention_norm, attention, ffn_norm, ffn, order, name)
         block.norm_kind = type(attention_norm).__name__

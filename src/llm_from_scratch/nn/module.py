@@ -71,15 +71,24 @@ def check_feature_axis(x: Tensor, width: int, label: str, scalar_message: str) -
         raise WidthError(f"{label} expects input whose last axis is {width}; got shape {x.shape}.")
 
 
-def declared_widths(module: Any) -> tuple[Any, Any]:
-    """(read, returned) widths a module declares: input/output width, model width or width."""
+def check_part(module: Any, label: str, model_width: int, why: str) -> None:
+    """``module`` must be a Module that reads and returns [..., model_width] (as it declares)."""
+    if not isinstance(module, Module):
+        raise ArgumentError(f"{label} must be a Module; got {type(module).__name__}.")
     model = getattr(module, "model_width", None)
     reads = getattr(module, "input_width", model)
     writes = getattr(module, "output_width", model)
     if reads is None:
         reads = getattr(module, "width", None)  # LayerNorm, RMSNorm
         writes = reads if writes is None else writes
-    return reads, writes
+    if (reads is not None and reads != model_width) or (
+        writes is not None and writes != model_width
+    ):
+        raise WidthError(
+            f"{label} must read and return the model width {model_width}, {why}; got "
+            f"{module!r}, reading {reads} and returning {writes}. Build it for width "
+            f"{model_width}."
+        )
 
 
 class Module:

@@ -38,7 +38,7 @@ from ..validate import (
     positive_int,
 )
 from .linear import Linear
-from .module import Module, as_tensor, check_name, declared_widths
+from .module import Module, as_tensor, check_name, check_part
 from .swiglu import SwiGLU
 
 OVERFLOW_POLICIES = ("drop", "next")
@@ -287,21 +287,6 @@ class TopKRouter(Module):
         return RouterOutput(scores, probabilities, selected, gates)
 
 
-def _check_expert(module: Any, index: int, model_width: int) -> None:
-    """An expert must be a Module mapping [.., D] to [.., D] (checked on its declared widths)."""
-    if not isinstance(module, Module):
-        raise ArgumentError(f"expert {index} must be a Module; got {type(module).__name__}.")
-    reads, writes = declared_widths(module)
-    if (reads is not None and reads != model_width) or (
-        writes is not None and writes != model_width
-    ):
-        raise WidthError(
-            f"expert {index} must read and return the router's model width {model_width} (its "
-            f"output is added back in place of the token); got {module!r}, reading {reads} and "
-            f"returning {writes}."
-        )
-
-
 class MixtureOfExperts(Module):
     """y = Σ_{kept choices} gate · expert(x): only the experts a token was routed to run on it."""
 
@@ -357,8 +342,9 @@ class MixtureOfExperts(Module):
                 f"experts must be a list of modules, one per router output; got "
                 f"{type(experts).__name__}."
             )
+        why = "the router's, because its output is added back in place of the token"
         for e, module in enumerate(experts):
-            _check_expert(module, e, router.model_width)
+            check_part(module, f"expert {e}", router.model_width, why)
         if len(experts) != router.num_experts:
             raise ArgumentError(
                 f"the router scores {router.num_experts} experts; got {len(experts)} modules."

@@ -1,7 +1,8 @@
 """Training a small decoder: loss, optimizers, clipping, schedule, data, tokenizers, checkpoints.
 
 Built on the engine's public API (Tensor, ops, Module, Parameter, Decoder); the training
-command is ``python -m llm_from_scratch.train`` (see :mod:`llm_from_scratch.train`).
+command is ``python -m llm_from_scratch.train`` (see :mod:`llm_from_scratch.train`). Sampling
+from a trained model is :func:`llm_from_scratch.generation.generate`.
 """
 
 from .checkpoint import CheckpointInfo, load_checkpoint, save_checkpoint
@@ -21,7 +22,6 @@ from .loss import cross_entropy
 from .optim import SGD, AdamW, Optimizer
 from .probes import attention_maps, induction_scores
 from .runs import StoredRun, load_run
-from .sampling import generate, sample_next
 from .schedule import warmup_cosine_lr
 from .tokenizers import ByteTokenizer, CharTokenizer
 
@@ -44,7 +44,6 @@ __all__ = [
     "build_optimizer",
     "clip_grad_norm",
     "cross_entropy",
-    "generate",
     "induction_batch",
     "induction_scores",
     "learning_rate",
@@ -53,7 +52,6 @@ __all__ = [
     "load_run",
     "markdown_prose",
     "random_windows",
-    "sample_next",
     "save_checkpoint",
     "save_corpus",
     "train",

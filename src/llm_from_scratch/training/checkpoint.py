@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import ArgumentError, ParameterError, ShapeError
 from ..nn.module import Module
 from ..random import SplitMix64
+from ..validate import non_negative_int
 from .optim import Optimizer
 
 FORMAT = "llm_from_scratch.checkpoint/1"
@@ -54,8 +55,7 @@ def save_checkpoint(
     """Atomically write model (+ optimizer, step, generator state, JSON extras) to ``path``."""
     if not isinstance(model, Module):
         raise ArgumentError(f"save_checkpoint needs a Module; got {type(model).__name__}.")
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ArgumentError(f"save_checkpoint step must be an integer ≥ 0; got {step!r}.")
+    step = non_negative_int(step, "save_checkpoint step")
     target = Path(path)
     if target.suffix != ".npz":
         raise ArgumentError(f"checkpoint paths end in .npz; got {str(target)!r}.")

@@ -9,14 +9,12 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..nn.module import Parameter
+from ..validate import as_real
 
 
 def clip_grad_norm(parameters: Iterable[Parameter], max_norm: float, eps: float = 1e-6) -> float:
     """Returns ‖g‖ = √(Σ_p Σ g_p²); if ‖g‖ > max_norm, every g_p ← g_p · max_norm / (‖g‖ + ε)."""
-    if isinstance(max_norm, bool) or not isinstance(max_norm, int | float | np.floating):
-        raise ArgumentError(f"clip_grad_norm max_norm must be a real number; got {max_norm!r}.")
-    if not math.isfinite(max_norm) or max_norm <= 0:
-        raise ArgumentError(f"clip_grad_norm max_norm must be finite and > 0; got {max_norm!r}.")
+    max_norm = as_real(max_norm, "clip_grad_norm max_norm", positive=True)
     params = [parameters] if isinstance(parameters, Parameter) else list(parameters)
     for p in params:
         if not isinstance(p, Parameter):

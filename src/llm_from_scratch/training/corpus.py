@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import tempfile
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, TokenError
+from ..validate import as_real, positive_int
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
 _ROLE = re.compile(r"\{[a-zA-Z][\w:.-]*\}`[^`]*`")
@@ -176,10 +176,8 @@ def bigram_bits_per_char(
     train_ids: Any, validation_ids: Any, vocab_size: int, alpha: float = 0.1
 ) -> float:
     """−(1/N) Σ log₂ P(xᵢ₊₁ | xᵢ) on validation; P(b | a) = (n(a, b) + α)/(n(a) + αV) on train."""
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        raise ArgumentError(f"vocab_size must be a positive integer; got {vocab_size!r}.")
-    if not (isinstance(alpha, int | float) and math.isfinite(alpha) and alpha > 0):
-        raise ArgumentError(f"alpha must be a finite number > 0 (add-α smoothing); got {alpha!r}.")
+    vocab_size = positive_int(vocab_size, "vocab_size")
+    alpha = as_real(alpha, "alpha", positive=True, fix="Add-α smoothing needs α > 0, e.g. 0.1.")
     arrays = []
     for label, ids in (("train_ids", train_ids), ("validation_ids", validation_ids)):
         array = np.asarray(ids)

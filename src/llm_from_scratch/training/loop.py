@@ -33,6 +33,7 @@ from typing import Any
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
+from ..validate import non_negative_int
 from .checkpoint import load_checkpoint, save_checkpoint
 from .clip import clip_grad_norm
 from .config import TrainConfig
@@ -168,8 +169,8 @@ def train(
     """Run (or resume) the config's training, up to step ``stop_at`` (default: all steps)."""
     if not isinstance(config, TrainConfig):
         raise ArgumentError(f"train needs a TrainConfig; got {type(config).__name__}.")
-    last = config.steps if stop_at is None else stop_at
-    if isinstance(last, bool) or not isinstance(last, int) or not 0 <= last <= config.steps:
+    last = config.steps if stop_at is None else non_negative_int(stop_at, "stop_at")
+    if last > config.steps:
         raise ArgumentError(f"stop_at must be an integer in [0, {config.steps}]; got {stop_at!r}.")
     output = Path(config.output)
     checkpoint_path, log_path = output / "checkpoint.npz", output / "log.json"

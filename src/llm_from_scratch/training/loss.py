@@ -15,10 +15,12 @@ import numpy as np
 
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ShapeError, TokenError
+from ..nn.module import as_tensor
+from ..validate import as_numpy
 
 
 def _target_array(targets: Any, expected: tuple[int, ...]) -> np.ndarray:
-    array = np.asarray(targets.value if isinstance(targets, Tensor) else targets)
+    array = as_numpy(targets, "cross_entropy targets", kind="integer array", error=TokenError)
     if array.dtype.kind not in "iu":
         raise TokenError(f"cross_entropy targets must be integers; got dtype {array.dtype}.")
     if array.shape != expected:
@@ -31,8 +33,7 @@ def _target_array(targets: Any, expected: tuple[int, ...]) -> np.ndarray:
 
 def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None) -> Tensor:
     """−(1/N) Σ_{yᵢ ≠ ignore} log softmax(zᵢ)[yᵢ] over logits [..., V] and targets [...]."""
-    if not isinstance(logits, Tensor):
-        logits = Tensor(logits)
+    logits = as_tensor(logits, "cross_entropy logits")
     if logits.ndim < 1 or logits.shape[-1] == 0:
         raise ShapeError(
             f"cross_entropy needs logits [..., V] with V ≥ 1 classes; got shape {logits.shape}."

@@ -17,15 +17,13 @@ import numpy as np
 
 from ..errors import ArgumentError, ParameterError, ShapeError
 from ..nn.module import Parameter
+from ..validate import as_flag, as_real
 
 
 def _number(value: Any, label: str, *, low: float = 0.0, below: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ArgumentError(f"{label} must be a real number; got {value!r}.")
-    number = float(value)
-    if not math.isfinite(number) or number < low or (below is not None and number >= below):
-        upper = f" and below {below}" if below is not None else ""
-        raise ArgumentError(f"{label} must be a finite number ≥ {low}{upper}; got {value!r}.")
+    number = as_real(value, label, minimum=low)
+    if below is not None and number >= below:
+        raise ArgumentError(f"{label} must be below {below:g}; got {value!r}.")
     return number
 
 
@@ -211,10 +209,7 @@ class SGD(Optimizer):
     def _check_options(self, options: dict[str, Any]) -> None:
         for label in ("lr", "momentum", "dampening", "weight_decay"):
             options[label] = _number(options[label], f"SGD {label}")
-        if not isinstance(options["nesterov"], bool):
-            raise ArgumentError(
-                f"SGD nesterov must be True or False; got {options['nesterov']!r}."
-            )
+        options["nesterov"] = as_flag(options["nesterov"], "SGD nesterov")
         if options["nesterov"] and (options["momentum"] <= 0 or options["dampening"] != 0):
             raise ArgumentError(
                 "SGD with nesterov=True needs momentum > 0 and dampening = 0; got momentum "

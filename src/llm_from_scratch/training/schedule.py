@@ -5,26 +5,22 @@ from __future__ import annotations
 import math
 
 from ..errors import ArgumentError
+from ..validate import as_real, non_negative_int, positive_int
 
 
 def warmup_cosine_lr(
     step: int, *, peak_lr: float, warmup_steps: int, total_steps: int, min_lr: float = 0.0
 ) -> float:
     """η(s) = η_max (s+1)/W for s < W, else η_min + ½(η_max − η_min)(1 + cos π·(s−W)/(S−W))."""
-    for label, value in (("step", step), ("warmup_steps", warmup_steps)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ArgumentError(f"{label} must be an integer ≥ 0; got {value!r}.")
-    if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps < 1:
-        raise ArgumentError(f"total_steps must be a positive integer; got {total_steps!r}.")
+    step = non_negative_int(step, "step")
+    warmup_steps = non_negative_int(warmup_steps, "warmup_steps")
+    total_steps = positive_int(total_steps, "total_steps")
     if warmup_steps > total_steps:
         raise ArgumentError(
             f"warmup_steps ({warmup_steps}) cannot exceed total_steps ({total_steps})."
         )
-    for label, value in (("peak_lr", peak_lr), ("min_lr", min_lr)):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ArgumentError(f"{label} must be a real number; got {value!r}.")
-        if not math.isfinite(value) or value < 0:
-            raise ArgumentError(f"{label} must be finite and ≥ 0; got {value!r}.")
+    peak_lr = as_real(peak_lr, "peak_lr", minimum=0)
+    min_lr = as_real(min_lr, "min_lr", minimum=0)
     if min_lr > peak_lr:
         raise ArgumentError(f"min_lr ({min_lr}) cannot exceed peak_lr ({peak_lr}).")
     if step < warmup_steps:

@@ -125,11 +125,14 @@ def _(grad, _out, *xs, axis):
     return tuple(np.split(grad, bounds, axis=axis))
 
 
+def _joined(tensors: Sequence[Any], rest: Sequence[Any], what: str) -> list[Tensor]:
+    """The one sequence concat and stack take, each entry a Tensor (arrays become constants)."""
+    return [t if isinstance(t, Tensor) else Tensor(t) for t in as_sequence(tensors, rest, what)]
+
+
 def concat(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
     """The tensors joined along an existing ``axis`` (one sequence, as numpy and torch take)."""
-    tensors = [
-        t if isinstance(t, Tensor) else Tensor(t) for t in as_sequence(tensors, rest, "concat")
-    ]
+    tensors = _joined(tensors, rest, "concat")
     for t in tensors:
         if t.ndim == 0:
             raise ShapeError(
@@ -141,9 +144,7 @@ def concat(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
 
 def stack(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
     """The tensors joined along a new ``axis``: each gains a size-1 axis, then concat."""
-    tensors = [
-        t if isinstance(t, Tensor) else Tensor(t) for t in as_sequence(tensors, rest, "stack")
-    ]
+    tensors = _joined(tensors, rest, "stack")
     shapes = {t.shape for t in tensors}
     if len(shapes) != 1:
         raise ShapeError(
