@@ -229,3 +229,33 @@ def test_composite_ops_keep_only_their_output_on_the_tape(name):
     }[name]()
     assert out.op_name == name
     assert all(t.is_leaf for t in out.inputs)
+
+
+def test_split_and_merge_heads_ops_are_their_reshape_permute_chains_bit_for_bit():
+    """One tape entry each, with the chain's values and gradients exactly (they only move)."""
+    from llm_from_scratch.autodiff import Tensor, ops
+    from llm_from_scratch.random import SplitMix64
+
+    rng = SplitMix64(11)
+    x_value, seed = rng.uniform(-1, 1, (2, 5, 6)), rng.uniform(-1, 1, (2, 3, 5, 2))
+    fused, chain = Tensor(x_value, requires_grad=True), Tensor(x_value, requires_grad=True)
+    heads = ops.split_heads(fused, heads=3)
+    reference = chain.reshape(2, 5, 3, 2).permute(0, 2, 1, 3)
+    assert np.array_equal(heads.value, reference.value)
+    (heads * seed).sum().backward()
+    (reference * seed).sum().backward()
+    assert np.array_equal(fused.grad, chain.grad)
+    merged, merged_chain = ops.merge_heads(heads), reference.permute(0, 2, 1, 3).reshape(2, 5, 6)
+    assert np.array_equal(merged.value, merged_chain.value) and np.array_equal(
+        merged.value, x_value
+    )
+    assert (
+        merged.op_name == "merge_heads"
+        and ops.split_heads(fused, heads=3).op_name == "split_heads"
+    )
+    up = Tensor(rng.uniform(-1, 1, (2, 3, 5, 2)), requires_grad=True)
+    up_chain = Tensor(up.value, requires_grad=True)
+    g = rng.uniform(-1, 1, (2, 5, 6))
+    ops.merge_heads(up).backward(g)
+    up_chain.permute(0, 2, 1, 3).reshape(2, 5, 6).backward(g)
+    assert np.array_equal(up.grad, up_chain.grad)

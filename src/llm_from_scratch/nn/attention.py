@@ -98,7 +98,11 @@ def _check_divisible(width: int, num_heads: int) -> int:
 
 
 def split_heads(x: Any, num_heads: int) -> Tensor:
-    """[B,T,D] → reshape [B,T,H,d_h] → permute (0,2,1,3) → [B,H,T,d_h], d_h = D / H."""
+    """[B,T,D] → reshape [B,T,H,d_h] → permute (0,2,1,3) → [B,H,T,d_h], d_h = D / H.
+
+    The two steps are one op (``ops.split_heads``, one tape entry, tested equal to the
+    reshape-and-permute chain); this function checks the input and says what went wrong.
+    """
     x = as_tensor(x, "split_heads input")
     num_heads = positive_int(num_heads, "num_heads")
     if x.ndim != 3:
@@ -106,10 +110,10 @@ def split_heads(x: Any, num_heads: int) -> Tensor:
             f"split_heads expects [B, T, D] (rank 3); got shape {x.shape}. Add a batch axis "
             "of length 1 for a single sequence."
         )
-    batch, tokens, width = x.shape
-    head_width = _check_divisible(width, num_heads)
-    x = x.reshape(batch, tokens, num_heads, head_width)  # (B, T, H, d_h): a token's row splits
-    return x.permute(0, 2, 1, 3)  # (B, H, T, d_h): each head's rows gathered across tokens
+    _check_divisible(x.shape[-1], num_heads)
+    # (B, T, D) → (B, T, H, d_h): a token's row splits; → (B, H, T, d_h): each head's rows
+    # gathered across tokens
+    return ops.split_heads(x, heads=num_heads)
 
 
 def merge_heads(x: Any) -> Tensor:
@@ -117,9 +121,7 @@ def merge_heads(x: Any) -> Tensor:
     x = as_tensor(x, "merge_heads input")
     if x.ndim != 4:
         raise RankError(f"merge_heads expects [B, H, T, d_h] (rank 4); got shape {x.shape}.")
-    batch, heads, tokens, head_width = x.shape
-    x = x.permute(0, 2, 1, 3)  # (B, T, H, d_h)
-    return x.reshape(batch, tokens, heads * head_width)  # (B, T, D)
+    return ops.merge_heads(x)  # (B, H, T, d_h) → (B, T, H, d_h) → (B, T, D): one op
 
 
 # --- masks -----------------------------------------------------------------------------------

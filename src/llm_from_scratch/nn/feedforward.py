@@ -117,6 +117,8 @@ class FeedForward(Module):
 
     def check_input(self, x: Tensor) -> None:
         """Raise unless x has rank ≥ 1 and its last axis is ``model_width``."""
+        if x.ndim and x.shape[-1] == self.model_width:
+            return  # the common case, decided before any message is built
         label = f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.model_width})"
         check_feature_axis(
             x,

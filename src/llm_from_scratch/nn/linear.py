@@ -94,6 +94,8 @@ class Linear(Module):
 
     def check_input(self, x: Tensor) -> None:
         """Raise unless x has rank ≥ 1 and its last axis is ``input_width``."""
+        if x.ndim and x.shape[-1] == self.input_width:
+            return  # the common case, decided before any message is built
         label = f"Linear({self.input_width} -> {self.output_width})"
         check_feature_axis(
             x,

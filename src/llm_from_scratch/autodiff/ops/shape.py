@@ -8,7 +8,15 @@ from typing import Any
 import numpy as np
 
 from ...errors import ShapeError
-from ...validate import as_axis, as_index, as_permutation, as_sequence, as_shape, received
+from ...validate import (
+    as_axis,
+    as_index,
+    as_integer,
+    as_permutation,
+    as_sequence,
+    as_shape,
+    received,
+)
 from ..registry import Example, op
 from ..tensor import Tensor
 
@@ -153,3 +161,48 @@ def stack(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
     position = as_axis(axis, tensors[0].ndim + 1, "stack's axis")
     expanded = [t.reshape(*t.shape[:position], 1, *t.shape[position:]) for t in tensors]
     return join(*expanded, axis=position)
+
+
+# --- heads: the reshape-and-permute pairs of multi-head attention, one tape entry each ---------
+
+
+@op(example=Example(lambda a: split_heads(a, heads=2), ((2, 3, 4),), "[2, 3, 4] → [2, 2, 3, 2]"))
+def split_heads(x, heads):
+    """x [B,T,D] read as [B,T,H,D/H], axes (0, 2, 1, 3) → [B,H,T,D/H]: reshape, then permute"""
+    batch, tokens, width = x.shape
+    return x.reshape(batch, tokens, heads, width // heads).transpose(0, 2, 1, 3)
+
+
+@split_heads.checks
+def _(x, heads):
+    heads = as_integer(heads, "split_heads' heads")
+    if x.ndim != 3 or heads < 1 or x.shape[-1] % heads:
+        raise ShapeError(
+            f"split_heads needs [B, T, D] with D a multiple of heads >= 1; got shape {x.shape} "
+            f"and heads = {heads}."
+        )
+    return {"heads": heads}
+
+
+@split_heads.vjp
+def _(grad, _out, x, heads):
+    return grad.transpose(0, 2, 1, 3).reshape(x.shape)  # the permute's and reshape's VJPs
+
+
+@op(example=Example(lambda a: merge_heads(a), ((2, 2, 3, 2),), "[2, 2, 3, 2] → [2, 3, 4]"))
+def merge_heads(x):
+    """x [B,H,T,d_h], axes (0, 2, 1, 3) → [B,T,H,d_h], read as [B,T,H·d_h]: split's inverse"""
+    batch, heads, tokens, head_width = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(batch, tokens, heads * head_width)
+
+
+@merge_heads.checks
+def _(x):
+    if x.ndim != 4:
+        raise ShapeError(f"merge_heads needs [B, H, T, d_h] (rank 4); got shape {x.shape}.")
+    return {}
+
+
+@merge_heads.vjp
+def _(grad, _out, x):
+    return grad.reshape(x.shape[0], x.shape[2], x.shape[1], x.shape[3]).transpose(0, 2, 1, 3)
