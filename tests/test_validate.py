@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import Tensor
-from llm_from_scratch.errors import ArgumentError, FromScratchError, WidthError
+from llm_from_scratch.errors import ArgumentError, FromScratchError, TokenError, WidthError
 from llm_from_scratch.nn.module import as_tensor
 from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.validate import (
@@ -14,11 +14,15 @@ from llm_from_scratch.validate import (
     as_flag,
     as_float_array,
     as_integer,
+    as_numpy,
     as_real,
+    as_width,
+    broadcasts_to,
     element_count,
     generator,
     non_negative_int,
     positive_int,
+    tensor_value,
 )
 
 
@@ -151,3 +155,55 @@ def test_as_tensor_passes_tensors_through_and_allows_nan_values() -> None:
     assert np.isnan(as_tensor([np.nan], "x").value).all()
     with pytest.raises(FromScratchError, match="x must be an array of numbers; got None"):
         as_tensor(None, "x")
+
+
+def test_as_width_is_an_argument_error_for_non_integers_and_a_width_error_below_one() -> None:
+    assert as_width(np.int64(3), "Linear input width") == 3
+    with pytest.raises(WidthError, match=r"^Linear input width must be at least 1; got 0\.$"):
+        as_width(0, "Linear input width")
+    with pytest.raises(ArgumentError, match=r"must be a positive integer; got 2\.0\.$"):
+        as_width(2.0, "Linear input width")
+
+
+def test_as_numpy_keeps_the_dtype_reads_tensors_and_refuses_ragged_rows() -> None:
+    assert as_numpy([[1, 2]], "ids").dtype.kind == "i"
+    assert as_numpy(np.array([True]), "mask").dtype == np.bool_
+    t = Tensor([1.0, 2.0])
+    assert as_numpy(t, "x") is t.value
+    with pytest.raises(TokenError, match=r"^ids must be a rectangular \[B, T\] integer array"):
+        as_numpy([[1, 2], [3]], "ids", kind="[B, T] integer array", error=TokenError)
+
+
+def test_tensor_value_recognises_tensors_without_importing_them() -> None:
+    t = Tensor([1.0])
+    assert tensor_value(t) is t.value
+    assert tensor_value(np.ones(2)) is None and tensor_value(None) is None
+
+
+@pytest.mark.parametrize(
+    ("shape", "target", "fits"),
+    [
+        ((3,), (2, 3), True),
+        ((1, 3), (2, 3), True),
+        ((2, 1), (2, 3), True),
+        ((), (2,), True),
+        ((2,), (2, 3), False),
+        ((2, 3), (3,), False),
+        ((4, 3), (1, 3), False),
+    ],
+)
+def test_broadcasts_to_agrees_with_numpy_without_enlarging(shape, target, fits) -> None:
+    assert broadcasts_to(shape, target) is fits
+    try:
+        numpy_fits = np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        numpy_fits = False
+    assert numpy_fits is fits
+
+
+def test_engine_readers_share_the_messages() -> None:
+    with pytest.raises(ArgumentError, match="convertible to float64"):
+        as_float_array("abc")
+    with pytest.raises(ArgumentError, match=r"^exponent must be finite; got nan\.$"):
+        as_real(float("nan"), "exponent")
+    assert np.isnan(as_real(float("nan"), "step", allow_nan=True, finite=False))

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..random import SplitMix64
-from ..validate import generator, positive_int
+from ..validate import as_integer, generator, positive_int
 
 IGNORE_INDEX = -100  # torch's default ignore_index for targets that do not count
 
@@ -72,12 +72,9 @@ def induction_batch(
     context = positive_int(context, "context")
     vocab_size = positive_int(vocab_size, "vocab_size")
     low, high = ((context + 1) // 2,) * 2 if half_lengths is None else half_lengths
-    if not (
-        all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (low, high))
-        and 2 <= low <= high
-        and 2 * high <= context + 1
-        and high <= vocab_size
-    ):
+    low = as_integer(low, "induction half_lengths low")
+    high = as_integer(high, "induction half_lengths high")
+    if not (2 <= low <= high and 2 * high <= context + 1 and high <= vocab_size):
         raise ArgumentError(
             f"induction half_lengths (low, high) need 2 ≤ low ≤ high, 2·high ≤ context + 1 = "
             f"{context + 1} (both copies fit the window) and high ≤ vocab_size = {vocab_size} "
