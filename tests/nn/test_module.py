@@ -7,8 +7,10 @@ import copy
 import numpy as np
 import pytest
 
-from llm_from_scratch.errors import ArgumentError, ParameterError, ShapeError
+from llm_from_scratch.autodiff import Tensor
+from llm_from_scratch.errors import ArgumentError, ParameterError, ShapeError, WidthError
 from llm_from_scratch.nn import Linear, Module, Parameter
+from llm_from_scratch.nn.module import as_tensor, check_part
 from llm_from_scratch.random import SplitMix64
 
 
@@ -81,3 +83,37 @@ def test_a_clone_gets_its_own_registry():
     clone.extra = Parameter(np.zeros(2), "mlp.extra")
     assert "mlp.extra" not in [n for n, _ in model.named_parameters()]
     assert "mlp.extra" in [n for n, _ in clone.named_parameters()]
+
+
+def test_as_tensor_keeps_a_tensor_with_its_graph_and_copies_arrays():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    assert as_tensor(y, "input") is y  # the tape stays attached
+    data = np.array([1.0, np.nan])
+    wrapped = as_tensor(data, "input")
+    data[0] = 5.0
+    assert wrapped.value[0] == 1.0 and not wrapped.requires_grad  # a constant copy
+    with pytest.raises(ShapeError, match="input must be a rectangular array"):
+        as_tensor([[1.0], [2.0, 3.0]], "input", error=ShapeError)
+
+
+def test_check_part_names_the_part_the_width_and_why():
+    layer = Linear(2, 3, rng=SplitMix64(0))
+    check_part(Linear(3, 3, rng=SplitMix64(0)), "branch", 3, "because a residual adds it")
+    with pytest.raises(ArgumentError, match=r"^branch must be a Module; got int\.$"):
+        check_part(3, "branch", 3, "because a residual adds it")
+    with pytest.raises(WidthError) as info:
+        check_part(layer, "branch", 3, "because a residual adds it")
+    assert str(info.value).startswith(
+        "branch must read and return the model width 3, because a residual adds it; got "
+    )
+    assert str(info.value).endswith("reading 2 and returning 3. Build it for width 3.")
+
+
+def test_from_parameters_builds_through_the_same_build_without_drawing():
+    rng = SplitMix64(3)
+    drawn = Linear(2, 3, name="p", rng=rng)
+    state = rng.state
+    copy_ = Linear.from_parameters(drawn.weight.value, drawn.bias.value, name="p")
+    assert rng.state == state
+    assert repr(copy_) == repr(drawn) and copy_.state_dict().keys() == drawn.state_dict().keys()

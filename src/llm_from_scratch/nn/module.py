@@ -6,7 +6,7 @@ the order they are assigned, which is the order of the forward pass, so ``named_
 lists them in a stable, meaningful order.
 
 Every layer is made in one of two ways, and both end in the layer's own ``_build``, which
-registers the parameters (the only place a layer's attributes are set):
+registers its parameters and children, so the two ways cannot build different layers:
 
 - ``Layer(widths..., rng=...)`` checks every argument, draws the initial weights from a draft of
   ``rng`` (``rng.transaction()``: a failure leaves the caller's generator unadvanced) and calls
