@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import Tensor, no_grad
+from ..autodiff import Tensor, no_grad, numeric_jacobians
 from ..errors import ArgumentError, ShapeError
 from ..nn.swiglu import GatedFeedForward
 from .format import Record, Trace, read_records
@@ -267,27 +267,14 @@ def central_differences(
     Returns ``{"X": ..., "<prefix>.gate.weight": ..., ...}``: the finite-difference counterpart
     of :class:`GatedEvidence`'s ``dX`` and weight gradients. Works on a copy of ``layer``.
     """
-    probe = type(layer).from_parameters(
-        layer.gate.weight.value, layer.up.weight.value, layer.down.weight.value, name=layer.name
-    )
     x_value = np.array(x.value if isinstance(x, Tensor) else x, dtype=np.float64)
     g_value = np.array(upstream, dtype=np.float64)
+    names = ["X"] + [name for name, _ in layer.named_parameters()]
 
-    def loss() -> float:
-        with no_grad():
-            return float(np.sum(probe(Tensor(x_value)).value * g_value))
+    def loss(x_in: Tensor, gate: Tensor, up: Tensor, down: Tensor) -> Tensor:
+        probe = type(layer).from_parameters(gate.value, up.value, down.value, name=layer.name)
+        return (probe(x_in) * g_value).sum()
 
-    arrays = {"X": x_value} | {name: p.value for name, p in probe.named_parameters()}
-    result = {}
-    for name, array in arrays.items():
-        numeric = np.zeros(array.shape)
-        for index in np.ndindex(array.shape):
-            original = array[index]
-            array[index] = original + step
-            plus = loss()
-            array[index] = original - step
-            minus = loss()
-            array[index] = original
-            numeric[index] = (plus - minus) / (2.0 * step)
-        result[name] = numeric
-    return result
+    weights = [layer.gate.weight.value, layer.up.weight.value, layer.down.weight.value]
+    numeric = numeric_jacobians(loss, [x_value, *weights], step)  # the one shared loop
+    return dict(zip(names, numeric, strict=True))
