@@ -59,6 +59,8 @@ NAMES = {
     "L1",  # norms and penalties: "L2 regularisation"
     "L2",
     "SHA-256",  # the hash function that fingerprints a stored corpus
+    "AVX2",  # CPU instruction sets, named by the benchmark's machine line
+    "AVX-512",
 }
 
 # Contexts in which a typed number is a reference, not a value.
