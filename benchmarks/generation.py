@@ -19,20 +19,18 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")  # one BLAS thread, as the training command uses
+# One BLAS thread: set in benchmarks/__init__.py, before numpy loads.
+import numpy as np
 
-import numpy as np  # noqa: E402
+from llm_from_scratch.autodiff import no_grad
+from llm_from_scratch.generation import KVCache, decode_step, generate, prefill
+from llm_from_scratch.nn import Decoder
+from llm_from_scratch.random import SplitMix64
+from llm_from_scratch.training.config import TrainConfig
+from llm_from_scratch.training.loop import build_model
 
-from llm_from_scratch.autodiff import no_grad  # noqa: E402
-from llm_from_scratch.generation import KVCache, decode_step, generate, prefill  # noqa: E402
-from llm_from_scratch.nn import Decoder  # noqa: E402
-from llm_from_scratch.random import SplitMix64  # noqa: E402
-from llm_from_scratch.training.config import TrainConfig  # noqa: E402
-from llm_from_scratch.training.loop import build_model  # noqa: E402
-
-from .machine import describe, machine_line  # noqa: E402
-from .timing import store  # noqa: E402
+from .machine import describe, machine_line
+from .timing import store
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "book" / "runs" / "book-prose"

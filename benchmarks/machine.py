@@ -63,6 +63,7 @@ def describe() -> dict:
         "simd": simd_level(),
         "blas": blas_kernel(),
         "machine": platform.machine(),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
     }
 
 
@@ -71,4 +72,8 @@ def machine_line(report: dict) -> str:
     m = report.get("machine_info")
     if not m:
         return "machine: not recorded"
-    return f"machine: {m['cpu']}, {m['cores']} cores, numpy SIMD {m['simd']}, {m['blas']}"
+    threads = m.get("blas_threads", "default")
+    return (
+        f"machine: {m['cpu']}, {m['cores']} cores, numpy SIMD {m['simd']}, {m['blas']}, "
+        f"BLAS threads {threads}"
+    )

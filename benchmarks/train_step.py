@@ -28,38 +28,35 @@ prints a cProfile of engine steps instead.
 
 from __future__ import annotations
 
+# One BLAS thread: set in benchmarks/__init__.py, before numpy loads.
+import json
+import math
 import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")  # one BLAS thread, as the training command uses
+import numpy as np
 
-import json  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from datetime import UTC, datetime  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from llm_from_scratch.autodiff import Tensor
+from llm_from_scratch.nn import Decoder
+from llm_from_scratch.random import SplitMix64
+from llm_from_scratch.training.clip import clip_grad_norm
+from llm_from_scratch.training.config import TrainConfig
+from llm_from_scratch.training.loop import build_model, build_optimizer
+from llm_from_scratch.training.loss import cross_entropy
+from llm_from_scratch.training.optim import AdamW
+from llm_from_scratch.training.tasks import make_task
 
-import numpy as np  # noqa: E402
-
-from llm_from_scratch.autodiff import Tensor  # noqa: E402
-from llm_from_scratch.nn import Decoder  # noqa: E402
-from llm_from_scratch.random import SplitMix64  # noqa: E402
-from llm_from_scratch.training.clip import clip_grad_norm  # noqa: E402
-from llm_from_scratch.training.config import TrainConfig  # noqa: E402
-from llm_from_scratch.training.loop import build_model, build_optimizer  # noqa: E402
-from llm_from_scratch.training.loss import cross_entropy  # noqa: E402
-from llm_from_scratch.training.optim import AdamW  # noqa: E402
-from llm_from_scratch.training.tasks import make_task  # noqa: E402
-
-from .machine import describe, machine_line  # noqa: E402
-from .timing import fmt_time, store  # noqa: E402
+from .machine import describe, machine_line
+from .timing import fmt_time, store
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {

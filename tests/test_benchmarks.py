@@ -56,7 +56,7 @@ def test_a_stored_run_names_its_machine_and_the_simd_level_follows_numpys_dispat
     from benchmarks.machine import describe, machine_line
 
     info = describe()
-    assert set(info) == {"cpu", "cores", "simd", "blas", "machine"}
+    assert set(info) == {"cpu", "cores", "simd", "blas", "machine", "blas_threads"}
     assert machine_line({"machine_info": info}).startswith(f"machine: {info['cpu']}")
     assert machine_line({}) == "machine: not recorded"
     if platform.machine() != "x86_64":
