@@ -239,7 +239,8 @@ class Tensor:
 
     def backward(self, seed: Any = None, retain_graph: bool = False) -> None:
         """Accumulate d(seed·self)/d(leaf) into every leaf's ``.grad``; seed defaults to 1."""
-        retain_graph = as_flag(retain_graph, "backward(retain_graph=...)")
+        if retain_graph is not False and retain_graph is not True:
+            retain_graph = as_flag(retain_graph, "backward(retain_graph=...)")
         if not self.requires_grad:
             raise NoGradientError(
                 "backward() needs a tensor that depends on something with requires_grad=True; "
@@ -418,8 +419,8 @@ def _send(tensor: Tensor, share: np.ndarray, grads: dict[Tensor, np.ndarray]) ->
     """Deliver one gradient share: summed to the tensor's shape, into a leaf or the pending sum."""
     if share.shape != tensor.value.shape:
         share = unbroadcast(share, tensor.value.shape)
-    if tensor._entry is None:  # a leaf: its gradient is final, accumulate now
-        tensor.grad = _accumulate(tensor.grad, share)
+    if tensor._entry is None:  # a leaf: its gradient is final, accumulate now (first: a copy)
+        tensor.grad = share.copy() if tensor.grad is None else tensor.grad + share
     else:  # gradients meeting at a shared tensor add up
         previous = grads.get(tensor)
         grads[tensor] = share if previous is None else previous + share
