@@ -21,33 +21,27 @@ from llm_from_scratch.nn import swiglu as swiglu_module
 from llm_from_scratch.nn.historical import relu_hidden, tanh_hidden
 from llm_from_scratch.random import SplitMix64, xavier_uniform
 from llm_from_scratch.traces import gated_evidence
+from tests.swiglu_seed import (
+    A_SEED,
+    DA_SEED,
+    DH_SEED,
+    DU_SEED,
+    DW_DOWN_SEED,
+    DW_GATE_SEED,
+    DW_UP_SEED,
+    DX_SEED,
+    H_SEED,
+    S_SEED,
+    U_SEED,
+    W_DOWN,
+    W_GATE,
+    W_UP,
+    Y_SEED,
+    G,
+    X,
+)
 
 TOL = 5e-7
-
-# S1
-X = [[1.0, 0.0], [0.0, 1.0]]
-W_GATE = [[-1.0, 0.0, 1.0], [0.0, 1.0, -1.0]]
-W_UP = [[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]
-W_DOWN = [[1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]
-G = [[1.0, 0.0], [0.0, 1.0]]
-
-# S2
-A_SEED = [[-1, 0, 1], [0, 1, -1]]
-S_SEED = [[-0.268941, 0, 0.731059], [0, 0.731059, -0.268941]]
-U_SEED = [[1, 2, 3], [3, 2, 1]]
-H_SEED = [[-0.268941, 0, 2.193176], [0, 1.462117, -0.268941]]
-Y_SEED = [[1.924234, -2.193176], [-0.268941, 1.731059]]
-
-# S3 (rows: position 0, position 1)
-DH_SEED = [[1, 0, 1], [0, 1, -1]]
-DA_SEED = [[0.072329, 0, 2.783012], [0, 1.855341, -0.072329]]
-DU_SEED = [[-0.268941, 0, 0.731059], [0, 0.731059, 0.268941]]
-DX_SEED = [[4.634916, -2.858777], [2.196612, 3.658729]]
-
-# S4
-DW_GATE_SEED = [[0.072329, 0, 2.783012], [0, 1.855341, -0.072329]]
-DW_UP_SEED = [[-0.268941, 0, 0.731059], [0, 0.731059, 0.268941]]
-DW_DOWN_SEED = [[-0.268941, 0], [0, 1.462117], [2.193176, -0.268941]]
 
 
 def known() -> SwiGLU:
