@@ -8,6 +8,7 @@ import pytest
 from tools.sync_notebooks import (
     BOOK,
     SYNC_COMMAND,
+    USER_EXPRESSIONS,
     chapter_sources,
     paired_path,
     read_source,
@@ -20,7 +21,10 @@ SOURCES = chapter_sources()
 
 
 def cell_summary(cell: nbformat.NotebookNode) -> tuple[str, str, str]:
-    metadata = {key: value for key, value in cell.metadata.items() if key != "execution"}
+    """Type, source and metadata, without what only the executed notebook holds: timing, and
+    the prose's evaluated numbers (``user_expressions``, checked in tests/test_live_prose.py)."""
+    skipped = {"execution", USER_EXPRESSIONS}
+    metadata = {key: value for key, value in cell.metadata.items() if key not in skipped}
     return cell.cell_type, cell.source, json.dumps(metadata, sort_keys=True)
 
 

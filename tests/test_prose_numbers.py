@@ -1,13 +1,13 @@
 """No number typed by hand in a chapter's prose: every number a reader sees comes from the code.
 
 The book's rule is that a number in the prose is computed when the notebook runs (a glued value,
-``{glue:text}`key```) and never typed. This test reads each ``book/*.md`` and looks for digits in
-the prose a reader sees, after removing everything that is not prose or that is computed:
+``{eval}`glued["key"]```) and never typed. This test reads each ``book/*.md`` and looks for digits
+in the prose a reader sees, after removing everything that is not prose or that is computed:
 
 - the front matter, code cells and other fenced blocks (their numbers are code or computed
   output), HTML comments, and MyST targets such as ``(fig-label)=``;
 - display math ``$$ ... $$`` and inline math ``$ ... $`` (formulas: ``12D^2``, ``\\sqrt 2``);
-- roles with their content: ``{glue:text}`...```, ``{cite:t}`...```, ``{ref}`...``` and
+- roles with their content: ``{eval}`glued[...]```, ``{cite:t}`...```, ``{ref}`...``` and
   inline code in backticks (names such as ``float64`` or ``retain_graph=True``);
 - the targets of Markdown links, ``[text](03-swiglu.md)``.
 
@@ -150,7 +150,7 @@ def test_the_scanner_sees_prose_and_skips_the_rest(tmp_path: Path) -> None:
     sample = tmp_path / "sample.md"
     sample.write_text(
         "---\njupytext: 1\n---\n\n# Title\n\n(fig-x)=\nA width of 512 is typed.\n"
-        "A glued {glue:text}`width:d` and $12D^2$ and `float64` and Chapter 6 are not.\n"
+        'A glued {eval}`glued["width:d"]` and $12D^2$ and `float64` and Chapter 6 are not.\n'
         "```{code-cell} ipython3\nx = 768\n```\n$$\ny = 2x\n$$\n"
         "Bengio et al. (2003) and GPT-2 are names; [link](03-ffn.md) is a target.\n",
         encoding="utf-8",
@@ -176,6 +176,6 @@ def test_no_typed_number_in_prose(path: Path) -> None:
     found = typed_numbers(path)
     assert not found, (
         "Numbers typed into prose: glue them from the code (llm_from_scratch.precision.glue, "
-        "then {glue:text}`key`), or, if the digits are part of a name, add the name to NAMES "
-        "in tests/test_prose_numbers.py with a reason:\n  " + "\n  ".join(found)
+        'then {eval}`glued["key"]`), or, if the digits are part of a name, add the name to '
+        "NAMES in tests/test_prose_numbers.py with a reason:\n  " + "\n  ".join(found)
     )

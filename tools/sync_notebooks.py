@@ -12,6 +12,12 @@ tests/browser/test_jupyterlab_roundtrip.py). The result is deterministic: cell i
 cell positions, no execution timestamps are kept, and widget model ids are renumbered, so an
 unchanged chapter re-syncs to byte-identical files. Pass file names to sync only some chapters:
 `python tools/sync_notebooks.py book/02-linear-layers.md`.
+
+Numbers in prose are ``{eval}`glued["key:spec"]` `` roles (tools/live_prose.py). After the last
+cell has run, the kernel evaluates every Markdown cell's expressions, as JupyterLab with
+jupyterlab-myst does after "Run All", and each cell stores the results in its
+``user_expressions`` metadata in that extension's format, so a reader opening the notebook sees
+the numbers before running anything (the `.md` keeps none of this metadata).
 """
 
 import re
@@ -29,6 +35,8 @@ SYNC_COMMAND = "python tools/sync_notebooks.py"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")
 KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
+USER_EXPRESSIONS = "user_expressions"  # jupyterlab-myst's Markdown cell metadata key
 
 
 def chapter_sources(book: Path = BOOK) -> list[Path]:
@@ -63,8 +71,45 @@ def execute(notebook: nbformat.NotebookNode, workdir: Path) -> nbformat.Notebook
         record_timing=False,
         store_widget_state=True,
     )
-    client.execute()
+    with client.setup_kernel():
+        client.execute(cleanup_kc=False)  # the kernel stays up for the prose's expressions
+        evaluate_prose(client, notebook)
     return notebook
+
+
+def prose_expressions(source: str) -> list[str]:
+    """A Markdown cell's ``{eval}`` expressions in order, repeats kept (as jupyterlab-myst)."""
+    return EVAL_ROLE.findall(source)
+
+
+def evaluate_prose(client: NotebookClient, notebook: nbformat.NotebookNode) -> None:
+    """Store each Markdown cell's ``{eval}`` results in its ``user_expressions`` metadata.
+
+    One execute request per cell with no code and the cell's expressions, after every code cell
+    has run: what jupyterlab-myst sends when a reader runs the notebook, stored as it stores the
+    reply. An expression that fails stops the sync: the prose would show an error.
+    """
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "markdown":
+            continue
+        cell.metadata.pop(USER_EXPRESSIONS, None)
+        expressions = prose_expressions(cell.source)
+        if not expressions:
+            continue
+        request = {str(number): text for number, text in enumerate(expressions)}
+        msg_id = client.kc.execute("", store_history=False, user_expressions=request)
+        reply = client.wait_for_reply(msg_id)
+        results = reply["content"].get(USER_EXPRESSIONS, {}) if reply else {}
+        stored = []
+        for number, text in enumerate(expressions):
+            result = results.get(str(number), {"status": "error", "evalue": "no reply"})
+            if result.get("status") != "ok":
+                raise RuntimeError(
+                    f"Markdown cell {index}: {{eval}}`{text}` failed in the kernel: "
+                    f"{result.get('ename', '')}: {result.get('evalue', '')}"
+                )
+            stored.append({"expression": text, "result": result})
+        cell.metadata[USER_EXPRESSIONS] = stored
 
 
 def renumber_widget_models(text: str, model_ids: list[str], name: str) -> str:
@@ -141,7 +186,8 @@ def header_text(md: Path, language_info: dict) -> str:
 
     JupyterLab gives a notebook without `language_info` a placeholder as soon as it loads, then
     the kernel's own: a `.md` chapter whose header lacks it is marked modified on open. Jupytext
-    drops that key from a `.md` unless the header's `notebook_metadata_filter` names it.
+    drops that key from a `.md` unless the header's `notebook_metadata_filter` names it. Its
+    `cell_metadata_filter` keeps the Markdown cells' ``user_expressions`` out of the `.md`.
     """
     notebook = jupytext.read(md)
     notebook.metadata["language_info"] = sorted_keys(language_info)  # as nbformat writes it
@@ -149,6 +195,11 @@ def header_text(md: Path, language_info: dict) -> str:
     kept = [key for key in header.get("notebook_metadata_filter", "").split(",") if key]
     if "language_info" not in kept:
         header["notebook_metadata_filter"] = ",".join([*kept, "language_info"])
+    # Running a chapter opened as a notebook fills its Markdown cells' user_expressions
+    # (jupyterlab-myst); the `.md` never stores them, so saving it after a run changes nothing.
+    cell_filter = [key for key in header.get("cell_metadata_filter", "").split(",") if key]
+    if f"-{USER_EXPRESSIONS}" not in cell_filter:
+        header["cell_metadata_filter"] = ",".join([*cell_filter, f"-{USER_EXPRESSIONS}"])
     return jupytext.writes(notebook, fmt="md:myst")
 
 

@@ -15,6 +15,12 @@ Those differences are about 1e-15 relative to the value. So the book never shows
   tolerance, :func:`changed`, never ``!= 0``.
 
 The exact values stay in the chapter's variables, where tests read them.
+
+Numbers in prose: :func:`glue` records each value (myst-nb's glue, which nbval checks as a cell
+output) and keeps its text in :data:`glued`, so a chapter's prose writes
+``{eval}`glued["loss:.6f"]` `` and shows the same text in the built book (tools/eval_role.py
+pastes the glued value, as ``{glue:text}`loss:.6f` `` did) and in JupyterLab (jupyterlab-myst
+evaluates the expression in the kernel, so the sentence follows a fixture edit).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ __all__ = [
     "fmt",
     "gap_text",
     "glue",
+    "glued",
     "rounded",
 ]
 
@@ -109,11 +116,62 @@ def array_text(
     )
 
 
+class Shown(str):
+    """Text for prose whose repr is the text itself: a kernel shows it without quotes."""
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str.__str__(self))
+
+
+class Glued:
+    """The text of every value glued so far, formatted on request: ``glued["key:.6f"]``.
+
+    ``glued["key"]`` or ``glued["key:spec"]`` is exactly what ``{glue:text}`key:spec` `` shows:
+    myst-nb's own formatting (``format_plain_text``) of the glued value's ``text/plain``, the
+    text nbval compares. A chapter's prose writes ``{eval}`glued["key:spec"]` ``; the book build
+    pastes the glued value there (tools/eval_role.py) and jupyterlab-myst evaluates it in the
+    kernel, so both show the same text, and JupyterLab follows a fixture edit.
+    """
+
+    def __init__(self) -> None:
+        self._plain: dict[str, str] = {}
+
+    def record(self, name: str, plain: str) -> None:
+        self._plain[name] = plain
+
+    def __getitem__(self, spec: str) -> Shown:
+        from myst_nb.core.variables import format_plain_text
+
+        key, fmt_spec = spec.rsplit(":", 1) if ":" in spec else (spec, "s")  # as {glue:text}
+        if key not in self._plain:
+            raise KeyError(f"nothing is glued as {key!r} yet: run the cell that glues it")
+        return Shown(format_plain_text(self._plain[key], fmt_spec))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._plain
+
+    def __repr__(self) -> str:
+        return f"<glued text of {len(self._plain)} values: glued['key'] or glued['key:.6f']>"
+
+
+glued = Glued()  # one per kernel: a chapter imports it beside glue
+
+
 def glue(name: str, value: Any, display: bool = False) -> None:
-    """``myst_nb.glue`` of ``rounded(value)``: glue every number in prose through this."""
+    """``myst_nb.glue`` of ``rounded(value)``: glue every number in prose through this.
+
+    The glued text is also kept in :data:`glued`, for ``{eval}`glued["name:spec"]` `` in prose.
+    """
+    from IPython.core.formatters import format_display_data
     from myst_nb import glue as myst_glue  # imported here: only notebooks need myst-nb
 
-    myst_glue(name, rounded(value), display=display)
+    value = rounded(value)
+    myst_glue(name, value, display=display)
+    data, _ = format_display_data(value)  # the same text/plain myst-nb just recorded
+    glued.record(name, data.get("text/plain", ""))
 
 
 def bound_text(bound: float) -> str:
