@@ -34,11 +34,11 @@ from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
 from ..validate import non_negative_int
+from . import loss as losses  # losses.cross_entropy: looked up at call time (one seam)
 from .checkpoint import load_checkpoint, save_checkpoint
 from .clip import clip_grad_norm
 from .config import TrainConfig
 from .corpus import load_corpus
-from .loss import cross_entropy
 from .optim import AdamW
 from .schedule import warmup_cosine_lr
 from .tasks import CORPUS_FILE, make_task
@@ -245,7 +245,7 @@ def train(
                     group["lr"] = lr
                 optimizer.zero_grad()
                 inputs, targets = task.train_batch(rng)
-                loss = cross_entropy(model(inputs), targets, ignore_index=task.ignore_index)
+                loss = losses.cross_entropy(model(inputs), targets, ignore_index=task.ignore_index)
                 loss.backward()
                 norm = clip_grad_norm(params, config.grad_clip)
                 with guard.atomic():

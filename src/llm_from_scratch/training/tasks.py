@@ -21,10 +21,10 @@ from ..autodiff import no_grad
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
+from . import loss as losses  # losses.cross_entropy: looked up at call time (one seam)
 from .config import TrainConfig
 from .corpus import TextSplit, bigram_bits_per_char, book_prose_split, save_corpus
 from .data import IGNORE_INDEX, induction_batch, random_windows
-from .loss import cross_entropy
 from .tokenizers import CharTokenizer
 
 EVAL_SEED_OFFSET = 0x5EED  # held-out induction batches come from SplitMix64(seed + this)
@@ -65,7 +65,7 @@ class InductionTask:
         """Loss per counted token on the repeated half of the held-out batches, in nats."""
         with no_grad():
             losses = [
-                cross_entropy(model(x), y, ignore_index=IGNORE_INDEX).item()
+                losses.cross_entropy(model(x), y, ignore_index=IGNORE_INDEX).item()
                 for x, y in self.eval_set
             ]
         counts = [int(np.sum(y != IGNORE_INDEX)) for _, y in self.eval_set]
@@ -133,7 +133,7 @@ class BookTask:
             for group in groups:
                 batch = np.stack(group)  # (b, t + 1)
                 n = batch[:, 1:].size
-                total += n * cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
+                total += n * losses.cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
                 count += n
         return {"validation_bits_per_char": total / count / math.log(2.0)}
 
