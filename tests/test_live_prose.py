@@ -30,6 +30,7 @@ from myst_nb.core.variables import format_plain_text
 from llm_from_scratch.precision import Glued, Shown, glue, glued
 from tools.eval_role import glued_spec
 from tools.live_prose import GLUE_TEXT, convert
+from tools.notebook_outputs import glue_records
 from tools.sync_notebooks import (
     SYNC_COMMAND,
     USER_EXPRESSIONS,
@@ -43,18 +44,6 @@ IDS = [md.name for md in SOURCES]
 CONVERT = "python tools/live_prose.py"
 # How jupyterlab-myst 2.x shows a text/plain result (src/components/inlineExpression.tsx).
 JUPYTERLAB_PLAIN = re.compile(r"^([\"'])(.*)\1$")
-
-
-def records(notebook: nbformat.NotebookNode) -> dict[str, str]:
-    """{glue key: text/plain} of the glue outputs (which nbval compares)."""
-    found = {}
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            record = output.get("metadata", {}).get("scrapbook")
-            if record:
-                prefix = record.get("mime_prefix", "")
-                found[record["name"]] = output["data"][prefix + "text/plain"]
-    return found
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -74,7 +63,7 @@ def test_prose_has_no_glue_text_role_left(md: Path) -> None:
 
 @pytest.mark.parametrize("md", SOURCES, ids=IDS)
 def test_every_eval_in_prose_is_a_glued_value(md: Path) -> None:
-    glued_keys = records(nbformat.read(paired_path(md), as_version=4))
+    glued_keys = glue_records(nbformat.read(paired_path(md), as_version=4))
     problems = []
     for index, cell in enumerate(jupytext.read(md).cells):
         if cell.cell_type != "markdown":
@@ -95,7 +84,7 @@ def test_every_eval_in_prose_is_a_glued_value(md: Path) -> None:
 def test_stored_prose_shows_what_the_book_shows(md: Path) -> None:
     """Each stored result is the book's text for that glue record, as JupyterLab renders it."""
     stored = nbformat.read(paired_path(md), as_version=4)
-    glued_keys = records(stored)
+    glued_keys = glue_records(stored)
     problems = []
     for index, cell in enumerate(stored.cells):
         if cell.cell_type != "markdown":

@@ -23,25 +23,13 @@ import nbformat
 import pytest
 from myst_nb.core.utils import coalesce_streams
 
-from tools.notebook_outputs import comparable, differing_cells, noisy_floats
+from tools.notebook_outputs import comparable, differing_cells, glue_records, noisy_floats
 from tools.sync_notebooks import ROOT, chapter_sources, paired_path
 
 BUILD = ROOT / "_build" / "jupyter_execute"
 BUILD_COMMAND = "bash tools/install_and_build.sh"
 SOURCES = chapter_sources()
 IDS = [md.stem for md in SOURCES]
-
-
-def glue_records(notebook: nbformat.NotebookNode) -> dict[str, str]:
-    """{glue name: text/plain} of a stored notebook's glue outputs."""
-    found = {}
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            record = output.get("metadata", {}).get("scrapbook")
-            if record:
-                prefix = record.get("mime_prefix", "")
-                found[record["name"]] = output["data"][prefix + "text/plain"]
-    return found
 
 
 def as_built(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -43,6 +43,18 @@ FLOAT = re.compile(
 )
 
 
+def glue_records(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """{glue name: text/plain} of a notebook's glue outputs (the values nbval compares)."""
+    found = {}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get("scrapbook")
+            if record:
+                prefix = record.get("mime_prefix", "")
+                found[record["name"]] = output["data"][prefix + "text/plain"]
+    return found
+
+
 def _text(value: Any) -> str:
     text = "".join(value) if isinstance(value, list) else value
     return text if isinstance(text, str) else json.dumps(text, sort_keys=True)

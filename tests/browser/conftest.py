@@ -2,8 +2,13 @@
 
 import os
 import re
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -156,3 +161,40 @@ def settle(visit: Visit, path: str) -> None:
         )
     page.wait_for_function("() => [...document.images].every((image) => image.complete)")
     page.wait_for_load_state("networkidle")
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def jupyterlab(folder: Path) -> Iterator[str]:
+    """A real JupyterLab serving ``folder`` on loopback (no token, no news): yields its URL."""
+    port = free_port()
+    # `-m jupyterlab`, not `-m jupyter lab`: `jupyter` runs whichever `jupyter-lab` comes first
+    # on PATH, which may belong to another environment (and start that one's kernel).
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+            f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
+            "--ServerApp.password=", f"--ServerApp.root_dir={folder}",
+            "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(120):  # wait until it listens (a readiness poll, not a timed assertion)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

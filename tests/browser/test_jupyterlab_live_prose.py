@@ -17,10 +17,6 @@ import importlib.util
 import json
 import runpy
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,8 +24,8 @@ import nbformat
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.browser.conftest import SCREENSHOTS
-from tests.browser.test_jupyterlab_roundtrip import free_port, open_settled
+from tests.browser.conftest import SCREENSHOTS, jupyterlab
+from tests.browser.test_jupyterlab_roundtrip import open_settled
 from tools.sync_notebooks import USER_EXPRESSIONS, execute, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,27 +61,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
         pytest.fail("jupyterlab-myst is not installed: `pip install -r requirements.txt`")
     folder = tmp_path_factory.mktemp("live-prose")
     shutil.copyfile(ROOT / "book" / f"{CHAPTER}.ipynb", folder / f"{CHAPTER}.ipynb")
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-            f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
-            "--ServerApp.password=", f"--ServerApp.root_dir={folder}",
-            "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    for _ in range(120):  # wait until it listens (a readiness poll, not a timed assertion)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.5)
-    yield f"http://127.0.0.1:{port}/", folder
-    server.terminate()
-    server.wait(timeout=30)
+    with jupyterlab(folder) as url:
+        yield url, folder
 
 
 def read_prose(page: Page, cells: list[int]) -> dict[int, str]:

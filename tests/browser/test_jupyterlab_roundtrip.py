@@ -13,15 +13,13 @@ document's own promises instead.
 """
 
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
+
+from tests.browser.conftest import jupyterlab
 
 ROOT = Path(__file__).resolve().parents[2]
 # Chapters whose sources carry the kernel's language_info in their header (see
@@ -57,41 +55,13 @@ NEXT_SAVE = """() => {
 }"""
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("lab")
     for name in NAMES:
         shutil.copyfile(ROOT / "book" / name, folder / name)
-    port = free_port()
-    # `-m jupyterlab`, not `-m jupyter lab`: `jupyter` runs whichever `jupyter-lab` comes first
-    # on PATH, which may belong to another environment (and start that one's kernel).
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-            f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
-            "--ServerApp.password=", f"--ServerApp.root_dir={folder}",
-            "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(120):  # wait until it listens (a readiness poll, not a timed assertion)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.5)
-    yield url, folder
-    server.terminate()
-    server.wait(timeout=30)
+    with jupyterlab(folder) as url:
+        yield url, folder
 
 
 def open_settled(browser: Browser, url: str, name: str) -> tuple[Page, bool]:
