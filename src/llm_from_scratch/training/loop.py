@@ -34,7 +34,7 @@ from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
 from ..validate import non_negative_int
-from . import loss as losses  # losses.cross_entropy: looked up at call time (one seam)
+from . import loss as loss_module  # loss_module.cross_entropy: looked up per call (one seam)
 from .checkpoint import load_checkpoint, save_checkpoint
 from .clip import clip_grad_norm
 from .config import TrainConfig
@@ -245,7 +245,9 @@ def train(
                     group["lr"] = lr
                 optimizer.zero_grad()
                 inputs, targets = task.train_batch(rng)
-                loss = losses.cross_entropy(model(inputs), targets, ignore_index=task.ignore_index)
+                loss = loss_module.cross_entropy(
+                    model(inputs), targets, ignore_index=task.ignore_index
+                )
                 loss.backward()
                 norm = clip_grad_norm(params, config.grad_clip)
                 with guard.atomic():

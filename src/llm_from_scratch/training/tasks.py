@@ -21,7 +21,7 @@ from ..autodiff import no_grad
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
-from . import loss as losses  # losses.cross_entropy: looked up at call time (one seam)
+from . import loss as loss_module  # loss_module.cross_entropy: looked up per call (one seam)
 from .config import TrainConfig
 from .corpus import TextSplit, bigram_bits_per_char, book_prose_split, save_corpus
 from .data import IGNORE_INDEX, induction_batch, random_windows
@@ -65,7 +65,7 @@ class InductionTask:
         """Loss per counted token on the repeated half of the held-out batches, in nats."""
         with no_grad():
             losses = [
-                losses.cross_entropy(model(x), y, ignore_index=IGNORE_INDEX).item()
+                loss_module.cross_entropy(model(x), y, ignore_index=IGNORE_INDEX).item()
                 for x, y in self.eval_set
             ]
         counts = [int(np.sum(y != IGNORE_INDEX)) for _, y in self.eval_set]
@@ -133,7 +133,7 @@ class BookTask:
             for group in groups:
                 batch = np.stack(group)  # (b, t + 1)
                 n = batch[:, 1:].size
-                total += n * losses.cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
+                total += n * loss_module.cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
                 count += n
         return {"validation_bits_per_char": total / count / math.log(2.0)}
 
