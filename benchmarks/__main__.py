@@ -7,15 +7,11 @@
 
 from __future__ import annotations
 
-import platform
 import subprocess
 import sys
-from datetime import UTC, datetime
-
-import numpy as np
 
 from . import block, engine
-from .machine import describe, machine_line
+from .machine import machine_line, run_fields
 from .timing import fmt_time, store
 
 
@@ -57,11 +53,7 @@ def collect(repeats: int) -> dict:
             }
         )
     return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine_info": describe(),
-        "machine": platform.machine(),
+        **run_fields(),
         "repeats": repeats,
         "rows": table,
         "blocks": blocks,

@@ -10,9 +10,7 @@ prints this part alone.
 from __future__ import annotations
 
 import json
-import platform
 import sys
-from datetime import UTC, datetime
 
 import numpy as np
 from scipy.special import expit
@@ -20,6 +18,7 @@ from scipy.special import expit
 from llm_from_scratch.autodiff import Tensor
 from llm_from_scratch.random import SplitMix64
 
+from .machine import run_fields
 from .timing import fmt_time, interleaved_medians, isolated_seconds, median_seconds
 
 # --- (a) one add ----------------------------------------------------------------------------
@@ -178,10 +177,7 @@ def run() -> dict:
         torch_s[:2] = [torch["add"], (torch["chain32"] - torch["chain8"]) / (long_ - short)]
     report = {
         "benchmark": "engine",
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine": platform.machine(),
+        **run_fields(),
         "stack_max_gradient_difference": max_error,
         "rows": [
             {

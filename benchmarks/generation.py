@@ -12,11 +12,9 @@ to show the per-token time against the position, and writes
 from __future__ import annotations
 
 import os
-import platform
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 # One BLAS thread: set in benchmarks/__init__.py, before numpy loads.
@@ -29,7 +27,7 @@ from llm_from_scratch.random import SplitMix64
 from llm_from_scratch.training.config import TrainConfig
 from llm_from_scratch.training.loop import build_model
 
-from .machine import describe, machine_line
+from .machine import machine_line, run_fields
 from .timing import store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,11 +122,7 @@ def measure(repeats: int) -> dict:
     uncached_s = statistics.median(totals["uncached"])
     decode_bins = binned(per_position["cached"][1:] + per_position["cached"][-1:])
     return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine_info": describe(),
-        "machine": platform.machine(),
+        **run_fields(),
         "repeats": repeats,
         "load_average": [load_before, os.getloadavg()[0]],  # 1-minute, before and after
         "model": source,

@@ -10,6 +10,8 @@ import ctypes
 import glob
 import os
 import platform
+import sys
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -77,3 +79,14 @@ def machine_line(report: dict) -> str:
         f"machine: {m['cpu']}, {m['cores']} cores, numpy SIMD {m['simd']}, {m['blas']}, "
         f"BLAS threads {threads}"
     )
+
+
+def run_fields() -> dict:
+    """The fields that open every stored report: when, with which Python and numpy, on what."""
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "machine_info": describe(),
+        "machine": platform.machine(),
+    }

@@ -39,7 +39,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +54,7 @@ from llm_from_scratch.training.loss import cross_entropy
 from llm_from_scratch.training.optim import AdamW
 from llm_from_scratch.training.tasks import make_task
 
-from .machine import describe, machine_line
+from .machine import machine_line, run_fields
 from .timing import fmt_time, store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -380,10 +379,7 @@ def run(cases: list[str], rounds: int, count: int) -> dict[str, Any]:
     rows = [measure(case, rounds, count) for case in cases]
     report: dict[str, Any] = {
         "benchmark": "train_step",
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine_info": describe(),
+        **run_fields(),
         "torch": None,
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
         "threads": "1 BLAS/OpenMP thread (environment), torch.set_num_threads(1)",

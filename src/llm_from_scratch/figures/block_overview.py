@@ -163,25 +163,16 @@ def block_overview_figure(steps: Sequence[OverviewStep]) -> BookFigure:
                     linewidth=1.4,
                 )
             )
-    ax.text(
-        bypass + 0.08,
-        (ys[0] + ys[adds[0]]) / 2,
-        "residual",
-        rotation=90,
-        ha="left",
-        va="center",
-        fontsize=8,
-        color=RESIDUAL,
-    )
-    ax.text(
-        bypass + 0.08,
-        (ys[adds[0]] + ys[adds[1]]) / 2,
-        "residual",
-        rotation=90,
-        ha="left",
-        va="center",
-        fontsize=8,
-        color=RESIDUAL,
-    )
+    for low, high in ((ys[0], ys[adds[0]]), (ys[adds[0]], ys[adds[1]])):  # one label per bypass
+        ax.text(
+            bypass + 0.08,
+            (low + high) / 2,
+            "residual",
+            rotation=90,
+            ha="left",
+            va="center",
+            fontsize=8,
+            color=RESIDUAL,
+        )
     fig.tight_layout()
     return fig
