@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 
 from ..errors import ArgumentError, TokenError
 from ..validate import as_real, positive_int
+from .atomic import write_json_atomic
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
 _ROLE = re.compile(r"\{[a-zA-Z][\w:.-]*\}`[^`]*`")
@@ -114,16 +114,7 @@ def save_corpus(path: str | os.PathLike[str], split: TextSplit) -> Path:
         "validation": split.validation,
     }
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=1)
-            handle.write("\n")
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_json_atomic(target, data, ensure_ascii=False)
     return target
 
 

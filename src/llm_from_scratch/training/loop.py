@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +34,7 @@ from ..nn.decoder import Decoder
 from ..random import SplitMix64
 from ..validate import non_negative_int
 from . import loss as loss_module  # loss_module.cross_entropy: looked up per call (one seam)
+from .atomic import write_json_atomic
 from .checkpoint import load_checkpoint, save_checkpoint
 from .clip import clip_grad_norm
 from .config import TrainConfig
@@ -84,20 +84,6 @@ def learning_rate(config: TrainConfig, step: int) -> float:
         total_steps=config.steps,
         min_lr=config.min_lr,
     )
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON atomically (temporary file in the same folder, then os.replace)."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1)
-            handle.write("\n")
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class _InterruptGuard:
@@ -212,7 +198,7 @@ def train(
         log["evals"] = [r for r in log["evals"] if r["step"] <= start]
     else:
         output.mkdir(parents=True, exist_ok=True)
-        _write_json(output / "config.json", config.to_dict())
+        write_json_atomic(output / "config.json", config.to_dict())
         task.store(output)
     params = model.parameters()
     tokens_per_step = config.batch_size * task.tokens_per_row
@@ -232,7 +218,7 @@ def train(
 
     def evaluate(step: int) -> None:
         log["evals"].append({"step": step, **task.evaluate(model)})
-        _write_json(log_path, log)  # the log so far, readable while the run goes on
+        write_json_atomic(log_path, log)  # the log so far, readable while the run goes on
 
     try:
         with guard.installed():
@@ -288,7 +274,7 @@ def train(
     log["segments"].append(segment)
     if log["evals"]:
         log["final"] = {**log["evals"][-1], "baseline": log["task"]["baseline"]["value"]}
-    _write_json(log_path, log)
+    write_json_atomic(log_path, log)
     return RunResult(
         output,
         [r["loss"] for r in log["steps"]],
