@@ -4,7 +4,9 @@ Every chapter ``book/NN-slug.md`` keeps all of its input numbers in one code cel
 ``fixture`` and ships ``tests/book/fixture_variants/NN_slug.py`` with
 
 - ``VARIANTS``: ``{name: replacement source for the fixture cell}`` (at least one), and
-- ``MUST_CHANGE``: names of glued values (``myst_nb.glue``) that every variant must change.
+- ``MUST_CHANGE``: names of glued values (``myst_nb.glue``) that every variant must change;
+- optionally ``CLAIM_FLIPS``: ``{name: [statements]}``, the prose claims
+  (``llm_from_scratch.claims.claim``) that the variant is known to make false.
 
 For each chapter the notebook is executed once per variant (jupytext read, nbclient, kernel
 ``python3``, working directory ``book/``), in a second process that runs beside the rest of the
@@ -13,7 +15,9 @@ compared with the chapter as written, read from
 its paired notebook (whose outputs nbval re-checks against a fresh run). Each run must finish
 without a cell error; under each variant every ``MUST_CHANGE`` glue value must differ from the
 original, and the widgets' ``<details>`` answer reveals must not all stay the same (so widget
-answers are computed, not typed). A chapter without a fixture cell or without variants fails.
+answers are computed, not typed). The claims each variant flips (the notes a false claim shows)
+are reported and must be exactly the variant's ``CLAIM_FLIPS`` entry, so a sentence that an
+edit makes false, and that nobody expected, shows up. A chapter without a fixture cell or without variants fails.
 
 Adding a chapter needs no change here: write its variants file.
 """
@@ -29,6 +33,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from llm_from_scratch.claims import failed_claims
 from tests.book.variant_runs import VARIANT_RUNS, load_variants, result_path, variants_path
 from tests.book.variant_runs import fixture_index as tagged_fixture
 from tools.sync_notebooks import chapter_sources, paired_path, read_source
@@ -155,6 +160,15 @@ def test_fixture_edit_follows_everywhere(
     assert not unchanged, (
         f"{md.name} [{variant}]: these glued values did not follow the fixture (typed in, or "
         f"computed from something else): {unchanged}"
+    )
+    flipped = sorted(set(failed_claims(edited)))
+    expected = sorted(set(getattr(module, "CLAIM_FLIPS", {}).get(variant, [])))
+    print(f"{md.name} [{variant}] flips {len(flipped)} claims: {flipped}")
+    assert flipped == expected, (
+        f"{md.name} [{variant}]: the edit makes these sentences false: {flipped}; the variants "
+        f"file expects {expected}. Unexpected: {sorted(set(flipped) - set(expected))}; "
+        f"expected but still true: {sorted(set(expected) - set(flipped))}. Reword the claim so "
+        "it holds for every sensible fixture, or list the flip in CLAIM_FLIPS."
     )
     old_reveals, new_reveals = reveals(original), reveals(edited)
     if old_reveals:
