@@ -17,7 +17,8 @@ without a cell error; under each variant every ``MUST_CHANGE`` glue value must d
 original, and the widgets' ``<details>`` answer reveals must not all stay the same (so widget
 answers are computed, not typed). The claims each variant flips (the notes a false claim shows)
 are reported and must be exactly the variant's ``CLAIM_FLIPS`` entry, so a sentence that an
-edit makes false, and that nobody expected, shows up. A chapter without a fixture cell or without variants fails.
+edit makes false, and that nobody expected, shows up. A chapter without a fixture cell or
+without variants fails.
 
 Adding a chapter needs no change here: write its variants file.
 """
