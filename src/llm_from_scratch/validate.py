@@ -483,7 +483,7 @@ def as_sequence(tensors: Any, rest: Sequence[Any], what: str) -> list[Any]:
         raise ArgumentError(
             f"{what} takes one sequence of tensors, as numpy and torch do; got {count} "
             f"positional argument(s) starting with {received(tensors)}. Write "
-            f"{what}([a, b], axis=1), with axis by keyword."
+            f"{what}([a, b], axis=1) or {what}([a, b], 1)."
         )
     if not isinstance(tensors, list | tuple):
         raise ArgumentError(

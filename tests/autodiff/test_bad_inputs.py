@@ -81,7 +81,9 @@ CASES = {
     "concat([])": (lambda: concat([]), ArgumentError, "empty"),
     "concat(a, b)": (lambda: concat(t, t, axis=1), ArgumentError, "Tensor of shape (2, 3)"),
     "concat(a)": (lambda: concat(t), ArgumentError, "Tensor of shape (2, 3)"),
-    "concat([a, b], 1)": (lambda: concat([t, t], 1), ArgumentError, "concat([a, b], axis=1)"),
+    "concat([a, b], 1, axis=1)": (lambda: concat([t, t], 1, axis=1), ArgumentError, "twice"),
+    "concat([a, b], 1.5)": (lambda: concat([t, t], 1.5), ArgumentError, "1.5"),
+    "stack([a, b], 0, axis=0)": (lambda: stack([t, t], 0, axis=0), ArgumentError, "twice"),
     "concat of a generator": (lambda: concat(x for x in [t]), ArgumentError, "generator"),
     "concat axis 2": (lambda: concat([t, t], axis=2), RankError, "got 2"),
     "concat mismatched": (
@@ -203,6 +205,16 @@ def test_concat_and_stack_take_one_sequence_like_numpy():
     np.testing.assert_array_equal(concat((a, a), axis=-1).value, np.concatenate([a, a], -1))
     np.testing.assert_array_equal(stack([a, a], axis=-1).value, np.stack([a, a], axis=-1))
     assert concat([a, b], axis=1).op_name is None  # constants record nothing
+
+
+def test_concat_and_stack_take_the_axis_positionally_as_numpy_and_torch_spell_it():
+    a, b = np.arange(4.0).reshape(2, 2), np.ones((2, 1))
+    np.testing.assert_array_equal(concat([a, b], 1).value, np.concatenate([a, b], 1))
+    np.testing.assert_array_equal(concat((a, a), np.int64(-2)).value, np.concatenate([a, a], -2))
+    np.testing.assert_array_equal(stack([a, a], 2).value, np.stack([a, a], 2))
+    x = Tensor(a, requires_grad=True)
+    concat([x, b], 1).sum().backward()  # the gradient of a sum is one for every entry of x
+    np.testing.assert_array_equal(x.grad, np.ones((2, 2)))
 
 
 def test_a_failed_op_leaves_its_inputs_and_their_gradients_untouched():

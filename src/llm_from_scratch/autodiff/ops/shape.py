@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import ArgumentError, ShapeError
 from ...validate import (
     as_axis,
     as_index,
@@ -16,6 +16,7 @@ from ...validate import (
     as_sequence,
     as_shape,
     received,
+    tensor_value,
 )
 from ..registry import Example, op
 from ..tensor import Tensor
@@ -138,9 +139,31 @@ def _joined(tensors: Sequence[Any], rest: Sequence[Any], what: str) -> list[Tens
     return [t if isinstance(t, Tensor) else Tensor(t) for t in as_sequence(tensors, rest, what)]
 
 
-def concat(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
-    """The tensors joined along an existing ``axis`` (one sequence, as numpy and torch take)."""
-    tensors = _joined(tensors, rest, "concat")
+_AXIS_UNSET: Any = object()  # concat's and stack's axis when neither spelling gave one
+
+
+def _is_axis_like(value: Any) -> bool:
+    """Not a tensor, an array or a sequence: what a second positional argument means as an axis."""
+    return not (isinstance(value, np.ndarray | list | tuple) or tensor_value(value) is not None)
+
+
+def _sequence_and_axis(
+    tensors: Sequence[Any], rest: Sequence[Any], axis: Any, what: str
+) -> tuple[list[Tensor], Any]:
+    """One sequence and its axis, by keyword or positionally (``concat([a, b], 1)``, as numpy)."""
+    if len(rest) == 1 and isinstance(tensors, list | tuple) and _is_axis_like(rest[0]):
+        if axis is not _AXIS_UNSET:
+            raise ArgumentError(
+                f"{what} got its axis twice: {rest[0]!r} positionally and axis={axis!r}. "
+                f"Give it once: {what}([a, b], 1) or {what}([a, b], axis=1)."
+            )
+        rest, axis = (), rest[0]
+    return _joined(tensors, rest, what), 0 if axis is _AXIS_UNSET else axis
+
+
+def concat(tensors: Sequence[Any], *rest: Any, axis: int = _AXIS_UNSET) -> Tensor:
+    """The tensors joined along an existing axis: ``concat([a, b], 1)`` or ``axis=1``."""
+    tensors, axis = _sequence_and_axis(tensors, rest, axis, "concat")
     for t in tensors:
         if t.ndim == 0:
             raise ShapeError(
@@ -150,9 +173,9 @@ def concat(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
     return join(*tensors, axis=axis)
 
 
-def stack(tensors: Sequence[Any], *rest: Any, axis: int = 0) -> Tensor:
-    """The tensors joined along a new ``axis``: each gains a size-1 axis, then concat."""
-    tensors = _joined(tensors, rest, "stack")
+def stack(tensors: Sequence[Any], *rest: Any, axis: int = _AXIS_UNSET) -> Tensor:
+    """The tensors joined along a new axis (``stack([a, b], 1)``): each gains a size-1 axis."""
+    tensors, axis = _sequence_and_axis(tensors, rest, axis, "stack")
     shapes = {t.shape for t in tensors}
     if len(shapes) != 1:
         raise ShapeError(
