@@ -114,3 +114,39 @@ def test_failed_decoder_construction_leaves_the_generator_unadvanced():
     with pytest.raises(ValueError, match="divisible"):
         Decoder(10, 8, 2, 3, 16, rng=rng)
     assert rng.state == SplitMix64(5).state
+
+
+def test_embedding_std_draws_the_table_from_a_scaled_normal_and_the_default_stays_xavier():
+    from llm_from_scratch.random import xavier_uniform
+
+    scaled = Decoder(10, 8, 2, 2, 16, embedding_std=0.02, rng=SplitMix64(21))
+    np.testing.assert_array_equal(
+        scaled.embedding.weight.value, 0.02 * SplitMix64(21).normal((10, 8))
+    )
+    np.testing.assert_array_equal(
+        decoder().embedding.weight.value, xavier_uniform(10, 8, SplitMix64(21))
+    )
+    untied = Decoder(10, 8, 2, 2, 16, tie_embeddings=False, embedding_std=0.5, rng=SplitMix64(3))
+    assert abs(float(untied.head_weight.value.std()) - 0.5) < 0.15  # 80 draws of N(0, 0.25)
+
+
+def test_a_small_embedding_std_starts_the_tied_logits_near_uniform():
+    # Unit-RMS final vectors times rows of std σ: logit variance ≈ D σ², loss ≈ ln V + D σ² / 2.
+    from llm_from_scratch.training import cross_entropy
+
+    model = Decoder(16, 32, 2, 2, 64, embedding_std=0.02, rng=SplitMix64(8))
+    ids = SplitMix64(9).u64_array(4 * 12).reshape(4, 12) % np.uint64(16)
+    logits = model(ids.astype(np.int64))
+    loss = cross_entropy(logits[:, :-1], ids[:, 1:].astype(np.int64)).item()
+    assert abs(loss - np.log(16)) < 0.05
+    assert float(logits.value.var(axis=-1).mean()) < 4 * 32 * 0.02**2
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, float("nan"), float("inf"), "0.02", True])
+def test_a_bad_embedding_std_is_refused_before_anything_is_drawn(bad):
+    from llm_from_scratch.errors import ArgumentError
+
+    rng = SplitMix64(5)
+    with pytest.raises(ArgumentError, match="embedding_std"):
+        Decoder(10, 8, 2, 2, 16, embedding_std=bad, rng=rng)
+    assert rng.state == SplitMix64(5).state

@@ -3,6 +3,10 @@
 logits = x_final W_vocabᵀ with no bias ([B, T, V]). With tied embeddings W_vocab is the embedding
 table itself (``<name>.embedding.weight``), so the head's gradient reaches every row of the table,
 not only the rows the input looked up.
+
+The table starts Xavier-uniform by default (variance 2/(V + D)). ``embedding_std=σ`` draws it
+from N(0, σ²) instead, as nanoGPT does with σ = 0.02: after a unit-RMS final norm the tied
+logits then start with variance about D·σ², so the loss at initialisation starts near ln V.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from ..validate import (
     as_float_array,
     as_integer,
     as_numpy,
+    as_real,
     element_count,
     generator,
     positive_int,
@@ -59,17 +64,43 @@ def check_lengths(lengths: Any, batch: int, tokens: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def check_std(std: Any, owner: str) -> float | None:
+    """None (Xavier uniform) or a positive finite standard deviation σ of N(0, σ²)."""
+    if std is None:
+        return None
+    return as_real(
+        std,
+        f"{owner} embedding_std",
+        positive=True,
+        fix="Pass None for Xavier uniform, or a standard deviation such as 0.02.",
+    )
+
+
+def initial_table(rows: int, width: int, std: float | None, rng: SplitMix64) -> np.ndarray:
+    """[rows, width]: Xavier uniform U(−a, a), a = √(6 / (rows + width)), or σ · N(0, 1)."""
+    if std is None:
+        return xavier_uniform(rows, width, rng)
+    return std * rng.normal((rows, width))
+
+
 class Embedding(Module):
     """x[b, t] = W[ids[b, t]]: a [vocab_size, model_width] table read by gather."""
 
     def __init__(
-        self, vocab_size: int, model_width: int, *, name: str = "embedding", rng: SplitMix64
+        self,
+        vocab_size: int,
+        model_width: int,
+        *,
+        std: float | None = None,
+        name: str = "embedding",
+        rng: SplitMix64,
     ) -> None:
         vocab_size = positive_int(vocab_size, "Embedding vocab_size")
         model_width = positive_int(model_width, "Embedding model_width")
         element_count((vocab_size, model_width), "Embedding table")
+        std = check_std(std, "Embedding")
         check_name(name, "Embedding")
-        table = xavier_uniform(vocab_size, model_width, generator(rng, "Embedding"))
+        table = initial_table(vocab_size, model_width, std, generator(rng, "Embedding"))
         self._build(table, name)
 
     @classmethod
@@ -134,9 +165,11 @@ class Decoder(Module):
         norm: str = "layer",
         ffn: str = "gelu",
         order: str = "pre",
+        embedding_std: float | None = None,
         name: str = "decoder",
         rng: SplitMix64,
     ) -> None:
+        """``embedding_std``: None for a Xavier-uniform table (and head), σ for N(0, σ²)."""
         vocab_size = positive_int(vocab_size, "Decoder vocab_size")
         model_width = positive_int(model_width, "Decoder model_width")
         num_layers = positive_int(num_layers, "num_layers")
@@ -145,6 +178,7 @@ class Decoder(Module):
         _choice(positions, DECODER_POSITIONS, "positions")
         _choice(norm, tuple(NORMS), "norm")
         tie_embeddings = as_flag(tie_embeddings, "tie_embeddings")
+        embedding_std = check_std(embedding_std, "Decoder")
         if positions == "sinusoidal" and model_width % 2:
             raise WidthError(
                 f"Sinusoidal positions fill sin/cos pairs (2j, 2j + 1), so model_width must be "
@@ -161,7 +195,9 @@ class Decoder(Module):
         check_name(name, "Decoder")
         block_positions = None if positions == "sinusoidal" else positions
         with generator(rng, "Decoder").transaction() as draft:
-            embedding = Embedding(vocab_size, model_width, name=f"{name}.embedding", rng=draft)
+            embedding = Embedding(
+                vocab_size, model_width, std=embedding_std, name=f"{name}.embedding", rng=draft
+            )
             blocks = [
                 TransformerBlock(
                     model_width,
@@ -177,7 +213,11 @@ class Decoder(Module):
                 )
                 for i in range(num_layers)
             ]
-            head = None if tie_embeddings else xavier_uniform(vocab_size, model_width, draft)
+            head = (
+                None
+                if tie_embeddings
+                else initial_table(vocab_size, model_width, embedding_std, draft)
+            )
         Module.__init__(self, name)
         self.vocab_size, self.model_width = vocab_size, model_width
         self.positions = positions
