@@ -1,8 +1,55 @@
 // A figure scaled down to fit the column opens at its full size when clicked (or, focused, with
 // Enter or Space); the view closes with its button, Escape or a click outside the image.
+// A figure is never shown so small that its smallest text drops below MIN_TEXT_PX (9 CSS px on a
+// phone, 11 on a wider screen): it then keeps that width and pans sideways in its own box.
 (function () {
   "use strict";
   var dialog;
+  var PHONE_PX = 600; // viewports this wide or narrower are phones
+  // The text-size record a BookFigure writes into its PNG (llm_from_scratch.figures.style).
+  var LEGIBILITY_KEY = "llm-from-scratch:legibility";
+  var records = new WeakMap();
+
+  function minTextPx() {
+    return window.innerWidth <= PHONE_PX ? 9 : 11;
+  }
+
+  // The Legibility record from a PNG's tEXt chunk (before its first IDAT chunk), or null.
+  function legibilityOf(buffer) {
+    var bytes = new Uint8Array(buffer);
+    var view = new DataView(buffer);
+    for (var offset = 8; offset + 8 <= bytes.length; ) {
+      var length = view.getUint32(offset);
+      var kind = String.fromCharCode.apply(null, bytes.subarray(offset + 4, offset + 8));
+      if (kind === "IDAT") return null;
+      if (kind === "tEXt") {
+        var text = String.fromCharCode.apply(null, bytes.subarray(offset + 8, offset + 8 + length));
+        var split = text.indexOf("\0");
+        if (text.slice(0, split) === LEGIBILITY_KEY) return JSON.parse(text.slice(split + 1));
+      }
+      offset += 12 + length;
+    }
+    return null;
+  }
+
+  // The narrowest width (CSS px) at which the figure's smallest text is still minTextPx().
+  function legibleWidth(image) {
+    var record = records.get(image);
+    if (!record) return 0;
+    var textPx = (record.smallest_font_pt * record.dpi) / 72;
+    if (!(textPx > 0) || !isFinite(textPx)) return 0;
+    return Math.min(fullWidth(image), Math.ceil((record.width_px * minTextPx()) / textPx));
+  }
+
+  // The figure (its link, if Sphinx wrapped it in one) inside a box that scrolls sideways.
+  function panBox(image) {
+    var outer = trigger(image);
+    if (outer.parentElement.classList.contains("lfs-figure-pan")) return;
+    var box = document.createElement("div");
+    box.className = "lfs-figure-pan";
+    outer.before(box);
+    box.append(outer);
+  }
 
   function fullWidth(image) {
     // The book's PNGs hold two pixels per CSS pixel; myst-nb writes their full (CSS) size as an
@@ -58,6 +105,8 @@
   }
 
   function mark(image) {
+    var legible = legibleWidth(image);
+    image.style.minWidth = legible ? legible + "px" : "";
     var zoomable = scaledDown(image);
     image.classList.toggle("lfs-zoomable", zoomable);
     if (trigger(image) !== image) return;
@@ -75,8 +124,22 @@
   function setup() {
     var images = document.querySelectorAll(".bd-article .cell_output img, .bd-article figure img");
     images.forEach(function (image) {
+      panBox(image);
       if (image.complete) mark(image);
       else image.addEventListener("load", function () { mark(image); });
+      fetch(image.src)
+        .then(function (response) {
+          return response.ok ? response.arrayBuffer() : null;
+        })
+        .then(function (buffer) {
+          var record = buffer && legibilityOf(buffer);
+          if (record) records.set(image, record);
+        })
+        .catch(function () {}) // a page opened from disk cannot fetch: the figure just fits
+        .then(function () {
+          mark(image);
+          image.dataset.lfsLegible = records.has(image) ? "held" : "unknown"; // for the tests
+        });
       var target = trigger(image);
       target.addEventListener("click", function (event) {
         if (!image.classList.contains("lfs-zoomable")) return;

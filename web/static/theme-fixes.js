@@ -37,9 +37,9 @@
       .forEach(function (node) {
         node.removeAttribute("aria-label");
       });
-    // A code block that scrolls sideways must take keyboard focus, or keyboard users cannot
-    // scroll it.
-    document.querySelectorAll(".bd-article pre").forEach(function (pre) {
+    // A code block or a table (theme-fixes.css) that scrolls sideways must take keyboard focus,
+    // or keyboard users cannot scroll it.
+    document.querySelectorAll(".bd-article pre, .bd-article table").forEach(function (pre) {
       if (pre.scrollWidth > pre.clientWidth || pre.scrollHeight > pre.clientHeight) {
         pre.tabIndex = 0;
       }
