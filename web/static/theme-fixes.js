@@ -81,11 +81,83 @@
       var page = new DOMParser().parseFromString(htmlString, "text/html");
       var article = page.querySelector("article.bd-article");
       if (!article) return sphinxHtmlToText(htmlString, anchor);
-      article.querySelectorAll(".headerlink, script, style").forEach(function (node) {
+      // Snippets quote prose: code cells and code blocks are left out.
+      article.querySelectorAll(".headerlink, script, style, .cell_input, pre").forEach(function (node) {
         node.remove();
       });
       var block = anchor ? article.querySelector(anchor) : null;
       return (block || article).textContent;
+    };
+  });
+
+  // Whole words. searchtools.js also counts a query word found inside a longer one: a title
+  // or index entry containing it ("rope" in "property"), or, when the word is no indexed term,
+  // every term containing it. Only a word that starts where a word starts counts here (the
+  // stemmed "attent" still finds "attention"), in the results and in the snippet.
+  var WORD_CHAR = /[\p{L}\p{N}_]/u;
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+  function wordStart(word) {
+    return new RegExp("(?:^|[^\\p{L}\\p{N}_])" + escapeRegExp(word), "u");
+  }
+  function wordsOnly(entries, query) {
+    var kept = {};
+    var pattern = wordStart(query);
+    Object.keys(entries).forEach(function (entry) {
+      var lower = entry.toLowerCase();
+      if (!lower.includes(query) || pattern.test(lower)) kept[entry] = entries[entry];
+    });
+    return kept;
+  }
+  function exactOnly(terms, words) {
+    var copy = Object.assign({}, terms);
+    words.forEach(function (word) {
+      if (!Object.prototype.hasOwnProperty.call(copy, word)) copy[word] = undefined;
+    });
+    return copy;
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    if (typeof Search === "undefined" || typeof Search._performSearch !== "function") return;
+    var sphinxSearch = Search._performSearch;
+    Search._performSearch = function (query, searchTerms) {
+      var index = Search._index;
+      var saved = {
+        alltitles: index.alltitles,
+        indexentries: index.indexentries,
+        terms: index.terms,
+        titleterms: index.titleterms,
+      };
+      var lower = query.toLowerCase().trim();
+      index.alltitles = wordsOnly(saved.alltitles || {}, lower);
+      index.indexentries = wordsOnly(saved.indexentries || {}, lower);
+      index.terms = exactOnly(saved.terms || {}, searchTerms);
+      index.titleterms = exactOnly(saved.titleterms || {}, searchTerms);
+      try {
+        return sphinxSearch.apply(this, arguments);
+      } finally {
+        Object.assign(index, saved);
+      }
+    };
+    // The snippet starts 120 characters before the first whole-word match (as Sphinx's does
+    // before its first match anywhere).
+    Search.makeSearchSummary = function (htmlText, keywords, anchor) {
+      var text = Search.htmlToText(htmlText, anchor);
+      if (text === "") return null;
+      var lower = text.toLowerCase();
+      var start = -1;
+      keywords.forEach(function (keyword) {
+        var found = wordStart(keyword.toLowerCase()).exec(lower);
+        if (found === null) return;
+        var at = found.index + (WORD_CHAR.test(found[0][0]) ? 0 : 1);
+        if (start < 0 || at < start) start = at;
+      });
+      var from = Math.max(start - 120, 0);
+      var summary = document.createElement("p");
+      summary.classList.add("context");
+      summary.textContent =
+        (from === 0 ? "" : "...") + text.substr(from, 240).trim() + (from + 240 < text.length ? "..." : "");
+      return summary;
     };
   });
 
