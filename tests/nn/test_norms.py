@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -281,8 +282,21 @@ def test_epsilon_message_names_the_fix() -> None:
         LayerNorm(2, eps=-1.0)
     assert str(info.value) == (
         "LayerNorm eps must be finite and at least 0 (it is added to a mean square); got -1.0. "
-        "Use a small positive value such as 1e-5."
+        "Use a small positive value such as 1e-5 (the default)."
     )
+
+
+@pytest.mark.parametrize("cls", [LayerNorm, RMSNorm])
+@pytest.mark.parametrize("eps", [-1.0, "small"])
+def test_epsilon_refusal_suggests_the_class_default(cls: type, eps: object) -> None:
+    default = inspect.signature(cls).parameters["eps"].default
+    text = {1e-5: "1e-5", 1e-6: "1e-6"}[default]
+    with pytest.raises(ArgumentError) as info:
+        cls(2, eps=eps)
+    assert f"such as {text} (the default)" in str(info.value)
+    with pytest.raises(ArgumentError) as info:
+        cls.from_parameters(*([np.ones(2)] * (2 if cls is LayerNorm else 1)), eps=eps)
+    assert f"such as {text} (the default)" in str(info.value)
 
 
 @pytest.mark.parametrize("cls", [LayerNorm, RMSNorm])

@@ -164,7 +164,9 @@ def test_eps_zero_refuses_the_undefined_token(norm, token, fragment) -> None:
     with pytest.raises(ArgumentError) as info:
         norm(x)
     message = str(info.value)
-    assert fragment in message and "index (1,)" in message and "such as 1e-5" in message
+    suggested = {"LayerNorm": "1e-5", "RMSNorm": "1e-6"}[type(norm).__name__]  # the defaults
+    assert f"such as {suggested} (the default)" in message
+    assert fragment in message and "index (1,)" in message
     assert "0/0" in message
 
 

@@ -20,19 +20,33 @@ from ..errors import ArgumentError, ShapeError
 from ..validate import as_float_array, as_integer, as_width, element_count
 from .module import Module, Parameter, as_tensor, check_feature_axis, check_name
 
+LAYERNORM_EPS = 1e-5  # LayerNorm's and standardize's default ε
+RMSNORM_EPS = 1e-6  # RMSNorm's default ε
+
+
+def default_epsilon(kind: str) -> str:
+    """The default ε of the norm named ``kind``, written as its refusals suggest it ("1e-6")."""
+    value = RMSNORM_EPS if kind == "RMSNorm" else LAYERNORM_EPS
+    mantissa, exponent = f"{value:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
 
 def check_epsilon(eps: Any, kind: str) -> float:
     """Validate a normalization epsilon (a finite real ≥ 0) and return it as a float.
 
     ε = 0 is the textbook formula and is accepted; a token on which it is undefined (a constant
     token for LayerNorm, a zero token for RMSNorm: 0/0) is refused when the forward meets it.
+    A refusal suggests the norm's own default ε.
     """
+    suggested = default_epsilon(kind)
     if isinstance(eps, bool) or not isinstance(eps, int | float | np.integer | np.floating):
-        raise ArgumentError(f"{kind} eps must be a real number such as 1e-5; got {eps!r}.")
+        raise ArgumentError(
+            f"{kind} eps must be a real number such as {suggested} (the default); got {eps!r}."
+        )
     if not math.isfinite(eps) or eps < 0:
         raise ArgumentError(
             f"{kind} eps must be finite and at least 0 (it is added to a mean square); "
-            f"got {eps!r}. Use a small positive value such as 1e-5."
+            f"got {eps!r}. Use a small positive value such as {suggested} (the default)."
         )
     return float(eps)
 
@@ -121,7 +135,7 @@ def _refuse_undefined(values: np.ndarray, axis: Any, eps: float, kind: str, cent
         raise ArgumentError(
             f"{kind} with eps=0 is undefined on a token that is {what} and the result is 0/0; "
             f"the token at index {where} is {float(high[where])!r} throughout. Use a positive "
-            "eps such as 1e-5."
+            f"eps such as {default_epsilon(kind)} (the default)."
         )
 
 
@@ -136,7 +150,7 @@ def _prepared(x: Tensor, axis: Any, eps: float, kind: str, centre: bool) -> tupl
     return moved / scale, scaled_eps  # (..., D), (..., 1) constants: no gradient, exact Jacobian
 
 
-def standardize(x: Any, axis: int | tuple[int, ...] = -1, eps: float = 1e-5) -> Tensor:
+def standardize(x: Any, axis: int | tuple[int, ...] = -1, eps: float = LAYERNORM_EPS) -> Tensor:
     """(x − mean) / √(var + ε) with mean and population variance taken over ``axis``."""
     x = as_tensor(x, "standardize input")
     eps = check_epsilon(eps, "standardize")
@@ -187,7 +201,7 @@ class _TokenNorm(Module):
 class LayerNorm(_TokenNorm):
     """LN(x) = γ ⊙ (x − μ) / √(σ² + ε) + β per token; μ, σ² over the D features, σ² = Σ/D."""
 
-    def __init__(self, width: int, eps: float = 1e-5, *, name: str = "norm") -> None:
+    def __init__(self, width: int, eps: float = LAYERNORM_EPS, *, name: str = "norm") -> None:
         width = _check_width(width, "LayerNorm")
         eps = check_epsilon(eps, "LayerNorm")
         check_name(name, "LayerNorm")
@@ -195,7 +209,7 @@ class LayerNorm(_TokenNorm):
 
     @classmethod
     def from_parameters(
-        cls, gain: Any, bias: Any, *, eps: float = 1e-5, name: str = "norm"
+        cls, gain: Any, bias: Any, *, eps: float = LAYERNORM_EPS, name: str = "norm"
     ) -> LayerNorm:
         """A LayerNorm holding exactly this gain γ and bias β (both [width])."""
         g = _vector(gain, None, "gain", "LayerNorm")
@@ -229,14 +243,16 @@ class LayerNorm(_TokenNorm):
 class RMSNorm(_TokenNorm):
     """RMSNorm(x) = γ ⊙ x / √(mean_j x_j² + ε) per token: no centring, no bias."""
 
-    def __init__(self, width: int, eps: float = 1e-6, *, name: str = "norm") -> None:
+    def __init__(self, width: int, eps: float = RMSNORM_EPS, *, name: str = "norm") -> None:
         width = _check_width(width, "RMSNorm")
         eps = check_epsilon(eps, "RMSNorm")
         check_name(name, "RMSNorm")
         self._build(np.ones(width), eps, name)
 
     @classmethod
-    def from_parameters(cls, gain: Any, *, eps: float = 1e-6, name: str = "norm") -> RMSNorm:
+    def from_parameters(
+        cls, gain: Any, *, eps: float = RMSNORM_EPS, name: str = "norm"
+    ) -> RMSNorm:
         """An RMSNorm holding exactly this gain γ ([width])."""
         g = _vector(gain, None, "gain", "RMSNorm")
         eps = check_epsilon(eps, "RMSNorm")
