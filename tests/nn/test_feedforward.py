@@ -149,6 +149,35 @@ def test_equal_seeds_equal_weights_and_xavier_bounds() -> None:
     assert np.all(np.abs(a.down.weight.value) <= bound)
 
 
+def test_output_width_other_than_the_input_width_as_the_gated_layers_allow() -> None:
+    """FeedForward(D, hidden, output_width=d_out) maps D → d_out, as SwiGLU(D, hidden, d_out)."""
+    rng = SplitMix64(5)
+    ffn = FeedForward(2, 3, output_width=4, activation="relu", rng=rng)
+    replay = SplitMix64(5)  # W₁ then W₂ from one stream, each with its own Xavier bound
+    w1 = replay.uniform(-math.sqrt(6 / 5), math.sqrt(6 / 5), (2, 3))
+    w2 = replay.uniform(-math.sqrt(6 / 7), math.sqrt(6 / 7), (3, 4))
+    assert rng.state == replay.state
+    x = draw(6, (5, 2))
+    expected = np.maximum(x @ w1, 0.0) @ w2  # the biases start at zero
+    np.testing.assert_allclose(ffn(x).value, expected, rtol=0, atol=1e-15)
+    assert (ffn.input_width, ffn.hidden_width, ffn.output_width) == (2, 3, 4)
+    assert repr(ffn) == "FeedForward(2 -> 3 -> 4, relu, affine, name='ffn')"
+    gated = SwiGLU(2, 3, 4, rng=SplitMix64(5))
+    assert gated(x).shape == ffn(x).shape == (5, 4)
+    loaded = FeedForward.from_parameters(np.ones((2, 3)), None, np.ones((3, 5)), None)
+    assert loaded.output_width == 5 and loaded(np.ones(2)).shape == (5,)
+
+
+def test_output_width_is_validated_before_any_draw() -> None:
+    rng = SplitMix64(5)
+    before = rng.state
+    with pytest.raises(WidthError, match="FeedForward output width"):
+        FeedForward(2, 3, output_width=0, rng=rng)
+    with pytest.raises(ArgumentError, match="FeedForward output width"):
+        FeedForward(2, 3, output_width=2.5, rng=rng)
+    assert rng.state == before
+
+
 def test_up_then_down_drawn_from_one_stream() -> None:
     rng = SplitMix64(11)
     ffn = FeedForward(2, 3, rng=rng)
@@ -273,12 +302,6 @@ def test_from_parameters_errors() -> None:
         "FeedForward W₂ must read the hidden width 3 that W₁ produces; got W₂ of shape (4, 2). "
         "Its first axis must be 3."
     )
-    with pytest.raises(WidthError) as info:
-        FeedForward.from_parameters(np.ones((2, 3)), None, np.ones((3, 5)), None)
-    assert str(info.value) == (
-        "FeedForward must return the model width 2 it reads (a residual adds its output to its "
-        "input); got W₂ of shape (3, 5). Its second axis must be 2."
-    )
     with pytest.raises(RankError, match="weight must be rank 2"):
         FeedForward.from_parameters(np.ones(3), None, np.ones((3, 1)), None)
     with pytest.raises(WidthError, match="bias width must equal the output width 3; got 2"):
@@ -298,3 +321,11 @@ def test_input_errors() -> None:
         "FeedForward(2 -> 3 -> 2) needs an input with a feature axis; got a rank-0 value. Wrap a "
         "single token as shape (2,)."
     )
+
+
+def test_a_block_refuses_a_feed_forward_that_does_not_return_its_width() -> None:
+    from llm_from_scratch.nn import TransformerBlock
+
+    wide_out = FeedForward(4, 8, output_width=6, rng=SplitMix64(3))
+    with pytest.raises(WidthError, match="returning 6"):
+        TransformerBlock(4, 2, 8, ffn=wide_out, rng=SplitMix64(1))

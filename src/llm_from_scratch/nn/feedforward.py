@@ -1,8 +1,9 @@
 """Position-wise feed-forward layers: the dense two-layer FFN and the sigmoid-gated GLU.
 
 :class:`FeedForward` is FFN(x) = φ(x W₁ + b₁) W₂ + b₂ on the last axis (the row-vector form of
-W₂ φ(W₁ x + b₁) + b₂), expanding width D to a hidden width and back. Its two :class:`Linear`
-children are ``up`` (W₁, b₁) and ``down`` (W₂, b₂), the same names the gated layers use.
+W₂ φ(W₁ x + b₁) + b₂), expanding width D to a hidden width and back (or to another output
+width d_out, as the gated layers allow). Its two :class:`Linear` children are ``up`` (W₁, b₁)
+and ``down`` (W₂, b₂), the same names the gated layers use.
 
 :class:`GLU` is the gated layer with a sigmoid gate: (σ(X W_g) ⊙ (X W_u)) W_2, i.e. a ⊙ σ(b)
 with the linear branch a = X W_u and the gate projection b = X W_g. It shares gate, up and down
@@ -43,13 +44,14 @@ def activate(z: Any, activation: str) -> Tensor:
 
 
 class FeedForward(Module):
-    """FFN(x) = φ(x W₁ + b₁) W₂ + b₂: D → hidden → D, the same weights at every position."""
+    """FFN(x) = φ(x W₁ + b₁) W₂ + b₂: D → hidden → d_out (D unless given), at every position."""
 
     def __init__(
         self,
         model_width: int,
         hidden_width: int,
         *,
+        output_width: int | None = None,
         activation: str = "gelu",
         bias: bool = True,
         name: str = "ffn",
@@ -57,14 +59,19 @@ class FeedForward(Module):
     ) -> None:
         model_width = as_width(model_width, "FeedForward model width")
         hidden_width = as_width(hidden_width, "FeedForward hidden width")
-        for shape in ((model_width, hidden_width), (hidden_width, model_width)):
+        output_width = (
+            model_width
+            if output_width is None
+            else as_width(output_width, "FeedForward output width")
+        )
+        for shape in ((model_width, hidden_width), (hidden_width, output_width)):
             element_count(shape, f"FeedForward({model_width} -> {hidden_width}) weight")
         activation = check_activation(activation)
         bias = as_flag(bias, "FeedForward bias")
         check_name(name, "FeedForward")
         with generator(rng, "FeedForward").transaction() as draft:  # W₁, W₂: all or nothing
             up = Linear(model_width, hidden_width, bias=bias, name=f"{name}.up", rng=draft)
-            down = Linear(hidden_width, model_width, bias=bias, name=f"{name}.down", rng=draft)
+            down = Linear(hidden_width, output_width, bias=bias, name=f"{name}.down", rng=draft)
         self._build(up, down, activation, name)
 
     @classmethod
@@ -78,7 +85,7 @@ class FeedForward(Module):
         activation: str = "gelu",
         name: str = "ffn",
     ) -> FeedForward:
-        """A layer holding exactly W₁ [D, hidden], b₁ [hidden], W₂ [hidden, D], b₂ [D].
+        """A layer holding exactly W₁ [D, hidden], b₁ [hidden], W₂ [hidden, d_out], b₂ [d_out].
 
         Pass ``None`` for a bias to leave that projection bias-free.
         """
@@ -95,15 +102,11 @@ class FeedForward(Module):
                 f"got W₂ of shape ({down.input_width}, {down.output_width}). Its first axis "
                 f"must be {up.output_width}."
             )
-        if down.output_width != up.input_width:
-            raise WidthError(
-                f"FeedForward must return the model width {up.input_width} it reads (a residual "
-                f"adds its output to its input); got W₂ of shape ({down.input_width}, "
-                f"{down.output_width}). Its second axis must be {up.input_width}."
-            )
         Module.__init__(self, name)
-        self.model_width = up.input_width
+        self.model_width = up.input_width  # the width it reads, D
+        self.input_width = up.input_width
         self.hidden_width = up.output_width
+        self.output_width = down.output_width  # d_out: D unless built otherwise
         self.activation = activation
         self.up = up  # registration order = forward order = named_parameters() order
         self.down = down
@@ -111,7 +114,7 @@ class FeedForward(Module):
     def __repr__(self) -> str:
         kind = "affine" if self.up.bias is not None else "bias-free"
         return (
-            f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.model_width}, "
+            f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.output_width}, "
             f"{self.activation}, {kind}, name={self.name!r})"
         )
 
@@ -119,7 +122,7 @@ class FeedForward(Module):
         """Raise unless x has rank ≥ 1 and its last axis is ``model_width``."""
         if x.ndim and x.shape[-1] == self.model_width:
             return  # the common case, decided before any message is built
-        label = f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.model_width})"
+        label = f"FeedForward({self.model_width} -> {self.hidden_width} -> {self.output_width})"
         check_feature_axis(
             x,
             self.model_width,
@@ -133,7 +136,7 @@ class FeedForward(Module):
         x = as_tensor(x, "FeedForward input")
         self.check_input(x)
         hidden = activate(self.up(x), self.activation)  # (..., hidden)
-        return self.down(hidden)  # (..., D)
+        return self.down(hidden)  # (..., d_out)
 
 
 class GLU(GatedFeedForward):
