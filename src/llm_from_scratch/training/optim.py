@@ -5,6 +5,12 @@ which a schedule may rewrite between steps) and per-parameter ``state``. ``step`
 parameter's ``.grad`` (parameters without one are skipped, as in torch) and updates ``.value``
 in place of the old array; ``state_dict`` / ``load_state_dict`` copy everything a resumed run
 needs, keyed by the parameter's position in the groups, as torch does.
+
+A step is all or nothing: the options are checked again (a schedule may have written a NaN or
+negative rate into a group), every new value and moment is computed first, and if any is not a
+finite float64 (AdamW's squared gradient beyond 1.8e308, a weight that would overflow) the step
+raises and no parameter or state changes. The arithmetic of an ordinary step is torch's, operation
+for operation.
 """
 
 from __future__ import annotations
@@ -17,14 +23,57 @@ import numpy as np
 
 from ..errors import ArgumentError, ParameterError, ShapeError
 from ..nn.module import Parameter
-from ..validate import as_flag, as_real
+from ..validate import as_flag, as_float_array, as_real
+
+#: Below this ε, a second moment that has underflowed (|g| ≲ 1e-154, v subnormal) could carry a
+#: rounding error in √v larger than ε·2⁻⁵²; such a step is refused rather than made silently wrong.
+TINY_EPS = 2.0**-460
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)  # 2⁻¹⁰²²
 
 
-def _number(value: Any, label: str, *, low: float = 0.0, below: float | None = None) -> float:
-    number = as_real(value, label, minimum=low)
+def _number(
+    value: Any,
+    label: str,
+    *,
+    low: float = 0.0,
+    below: float | None = None,
+    positive: bool = False,
+    error: type[ArgumentError] = ArgumentError,
+) -> float:
+    if positive:
+        number = as_real(value, label, positive=True, error=error)
+    else:
+        number = as_real(value, label, minimum=low, error=error)
     if below is not None and number >= below:
-        raise ArgumentError(f"{label} must be below {below:g}; got {value!r}.")
+        raise error(f"{label} must be below {below:g}; got {value!r}.")
     return number
+
+
+def _parameter_list(value: Any, owner: str) -> list[Any]:
+    """The items of an iterable of parameters (not a bare tensor, a mapping or a string)."""
+    if isinstance(value, Parameter) or hasattr(value, "requires_grad"):
+        raise ArgumentError(
+            f"{owner} takes an iterable of Parameters (or of group dicts); got a single "
+            f"{type(value).__name__}. Wrap it in a list: [{getattr(value, 'name', 'p')}]."
+        )
+    if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
+        raise ArgumentError(
+            f"{owner} takes an iterable of Parameters or a list of dicts each with a 'params' "
+            f"entry; got {type(value).__name__}"
+            + (" (one group: wrap the dict in a list)." if isinstance(value, Mapping) else ".")
+        )
+    return list(value)
+
+
+def _state_index(key: Any, owner: str) -> int:
+    """A state-dict key: a parameter's position, as an int or a string of digits."""
+    if isinstance(key, str) and key.isdigit():
+        return int(key)
+    if isinstance(key, bool | np.bool_) or not isinstance(key, int | np.integer):
+        raise ParameterError(
+            f"{owner}.load_state_dict: state keys are parameter positions (integers); got {key!r}."
+        )
+    return int(key)
 
 
 class Optimizer:
@@ -33,7 +82,14 @@ class Optimizer:
     defaults: dict[str, Any]
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
-        items = list(params)
+        owner = type(self).__name__
+        if type(self).state_names is Optimizer.state_names:
+            raise ArgumentError(
+                f"{owner} is the optimizers' base class and updates nothing; use SGD or AdamW."
+            )
+        if not isinstance(defaults, Mapping):
+            raise ArgumentError(f"{owner} defaults must be a dict; got {type(defaults).__name__}.")
+        items = _parameter_list(params, owner)
         groups = items if items and isinstance(items[0], Mapping) else [{"params": items}]
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
@@ -44,13 +100,13 @@ class Optimizer:
                     f"{type(self).__name__} takes parameters or a list of dicts each with a "
                     f"'params' entry; got {group!r}."
                 )
-            unknown = sorted(set(group) - set(defaults) - {"params"})
+            unknown = sorted(set(group) - set(defaults) - {"params"}, key=str)
             if unknown:
                 raise ArgumentError(
                     f"{type(self).__name__} parameter groups accept {sorted(defaults)}; got "
                     f"unknown options {unknown}."
                 )
-            members = list(group["params"])
+            members = _parameter_list(group["params"], f"{owner} group 'params'")
             for p in members:
                 if not isinstance(p, Parameter):
                     raise ArgumentError(
@@ -70,7 +126,41 @@ class Optimizer:
         self.state: dict[int, dict[str, Any]] = {}  # id(parameter) -> its state
 
     def _check_options(self, options: dict[str, Any]) -> None:
-        raise NotImplementedError
+        raise ArgumentError(f"{type(self).__name__} does not define its options' checks.")
+
+    def _recheck_options(self) -> None:
+        """Check every group's options again: a schedule may have rewritten them since."""
+        for group in self.param_groups:
+            options = {k: v for k, v in group.items() if k != "params"}
+            if set(options) != set(self.defaults):
+                raise ArgumentError(
+                    f"{type(self).__name__}.step: a parameter group must hold exactly the options "
+                    f"{sorted(self.defaults)}; got {sorted(options, key=str)}. No parameter was "
+                    "changed."
+                )
+            self._check_options(options)
+            group.update(options)
+
+    def _commit(self, updates: list[tuple[Parameter, dict[str, Any], np.ndarray]]) -> None:
+        """Write the staged values and states, after checking every one of them is finite."""
+        for p, state, value in updates:
+            for name, entry in state.items():
+                if not np.all(np.isfinite(entry)):
+                    raise ArgumentError(
+                        f"{type(self).__name__}.step: {p.name!r}'s {name} would leave the "
+                        "float64 range (above 1.8e308); no parameter was changed. Clip the "
+                        "gradient norm (clip_grad_norm) or lower the learning rate."
+                    )
+            if not np.all(np.isfinite(value)):
+                raise ArgumentError(
+                    f"{type(self).__name__}.step: the new value of {p.name!r} would leave the "
+                    "float64 range (above 1.8e308); no parameter was changed. Lower the "
+                    "learning rate or the weight decay."
+                )
+        for p, state, value in updates:
+            if state:
+                self.state[id(p)] = state
+            p.value = value
 
     def parameters(self) -> list[Parameter]:
         """Every parameter, group by group, in the order the groups list them."""
@@ -87,7 +177,9 @@ class Optimizer:
         for p in self.parameters():
             if p.grad is None:
                 continue
-            g = np.asarray(p.grad, dtype=np.float64)
+            g = p.grad
+            if type(g) is not np.ndarray or g.dtype != np.float64:
+                g = as_float_array(g, f"{type(self).__name__}.step: the gradient of {p.name!r}")
             if g.shape != p.shape:
                 raise ShapeError(f"{p.name}: gradient shape {g.shape} differs from {p.shape}.")
             if not np.all(np.isfinite(g)):
@@ -114,13 +206,25 @@ class Optimizer:
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Restore options and state; a mapping that does not fit changes nothing."""
         params = self.parameters()
-        try:
-            groups, state = state_dict["param_groups"], state_dict["state"]
-        except (KeyError, TypeError) as error:
+        owner = type(self).__name__
+        if not (
+            isinstance(state_dict, Mapping)
+            and isinstance(state_dict.get("param_groups"), list | tuple)
+            and isinstance(state_dict.get("state"), Mapping)
+            and all(isinstance(g, Mapping) for g in state_dict["param_groups"])
+        ):
             raise ParameterError(
-                f"{type(self).__name__}.load_state_dict needs 'state' and 'param_groups'; got "
-                f"{state_dict!r:.80}."
-            ) from error
+                f"{owner}.load_state_dict needs a mapping with 'state' (a dict) and "
+                f"'param_groups' (a list of dicts); got {state_dict!r:.80}."
+            )
+        groups, state = state_dict["param_groups"], state_dict["state"]
+        for group in groups:
+            listed = group.get("params", ())
+            if not isinstance(listed, list | tuple):
+                raise ParameterError(
+                    f"{owner}.load_state_dict: each group's 'params' lists parameter positions; "
+                    f"got {listed!r:.60}."
+                )
         sizes = [len(g["params"]) for g in self.param_groups]
         theirs = [len(g.get("params", ())) for g in groups]
         if sizes != theirs:
@@ -135,19 +239,28 @@ class Optimizer:
             if set(full) != set(self.defaults):
                 raise ParameterError(
                     f"{type(self).__name__}.load_state_dict: unknown group options "
-                    f"{sorted(set(full) - set(self.defaults))}."
+                    f"{sorted(set(full) - set(self.defaults), key=str)}."
                 )
             self._check_options(full)
             new_options.append(full)
         new_state: dict[int, dict[str, Any]] = {}
         for key, entry in state.items():
-            i = int(key)
+            i = _state_index(key, owner)
             if not 0 <= i < len(params):
                 raise ParameterError(
                     f"{type(self).__name__}.load_state_dict: state for parameter {i}, but there "
                     f"are {len(params)} parameters."
                 )
             p = params[i]
+            if id(p) in new_state:
+                raise ParameterError(
+                    f"{owner}.load_state_dict: the state of parameter {i} is given twice."
+                )
+            if not isinstance(entry, Mapping):
+                raise ParameterError(
+                    f"{owner}.load_state_dict: the state of parameter {i} must be a dict of "
+                    f"{sorted(self.state_names())}; got {type(entry).__name__}."
+                )
             new_state[id(p)] = self._checked_state(p, entry)
         for group, options in zip(self.param_groups, new_options, strict=True):
             group.update(options)
@@ -159,15 +272,26 @@ class Optimizer:
         if set(entry) != set(names):
             raise ParameterError(
                 f"{type(self).__name__} state of {p.name!r} needs exactly {sorted(names)}; got "
-                f"{sorted(entry)}."
+                f"{sorted(entry, key=str)}."
             )
         checked: dict[str, Any] = {}
         for name in names:
             value = entry[name]
+            label = f"{type(self).__name__} state of {p.name!r}: {name}"
             if name == "step":
-                checked[name] = _number(value, f"state of {p.name!r}: step")
+                step = _number(value, label, error=ParameterError)
+                if not step.is_integer():
+                    raise ParameterError(
+                        f"{label} must be a whole number of steps; got {value!r}."
+                    )
+                checked[name] = step
                 continue
-            array = np.array(value, dtype=np.float64)
+            array = as_float_array(value, label, finite=True, error=ParameterError)
+            if name == "exp_avg_sq" and array.size and array.min() < 0:
+                raise ParameterError(
+                    f"{label} is a running mean of squares, so it cannot be negative; got "
+                    f"{float(array.min())!r}."
+                )
             if array.shape != p.shape:
                 raise ShapeError(
                     f"{type(self).__name__} state {name!r} of {p.name!r} must have shape "
@@ -178,7 +302,7 @@ class Optimizer:
 
     def state_names(self) -> tuple[str, ...]:
         """The names of the per-parameter state entries."""
-        raise NotImplementedError
+        raise ArgumentError(f"{type(self).__name__} does not name its state entries.")
 
 
 class SGD(Optimizer):
@@ -221,25 +345,30 @@ class SGD(Optimizer):
 
     def step(self) -> None:
         """One update of every parameter that has a gradient."""
+        self._recheck_options()
         grads = self._gradients()
-        for group in self.param_groups:
-            lr, mu, tau = group["lr"], group["momentum"], group["dampening"]
-            decay, nesterov = group["weight_decay"], group["nesterov"]
-            for p in group["params"]:
-                if id(p) not in grads:
-                    continue
-                g = grads[id(p)]
-                if decay:
-                    g = g + decay * p.value
-                if mu:
-                    state = self.state.get(id(p))
-                    if state is None:
-                        buffer = g.copy()
-                    else:
-                        buffer = mu * state["momentum_buffer"] + (1.0 - tau) * g
-                    self.state[id(p)] = {"momentum_buffer": buffer}
-                    g = g + mu * buffer if nesterov else buffer
-                p.value = p.value - lr * g
+        updates = []
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused in _commit
+            for group in self.param_groups:
+                lr, mu, tau = group["lr"], group["momentum"], group["dampening"]
+                decay, nesterov = group["weight_decay"], group["nesterov"]
+                for p in group["params"]:
+                    if id(p) not in grads:
+                        continue
+                    g = grads[id(p)]
+                    if decay:
+                        g = g + decay * p.value
+                    new_state = {}
+                    if mu:
+                        state = self.state.get(id(p))
+                        if state is None:
+                            buffer = g.copy()
+                        else:
+                            buffer = mu * state["momentum_buffer"] + (1.0 - tau) * g
+                        new_state = {"momentum_buffer": buffer}
+                        g = g + mu * buffer if nesterov else buffer
+                    updates.append((p, new_state, p.value - lr * g))
+        self._commit(updates)
 
 
 class AdamW(Optimizer):
@@ -262,8 +391,9 @@ class AdamW(Optimizer):
         return f"AdamW({group})"
 
     def _check_options(self, options: dict[str, Any]) -> None:
-        for label in ("lr", "eps", "weight_decay"):
+        for label in ("lr", "weight_decay"):
             options[label] = _number(options[label], f"AdamW {label}")
+        options["eps"] = _number(options["eps"], "AdamW eps", positive=True)
         betas = options["betas"]
         if not isinstance(betas, tuple | list) or len(betas) != 2:
             raise ArgumentError(f"AdamW betas must be a pair (β₁, β₂); got {betas!r}.")
@@ -276,25 +406,50 @@ class AdamW(Optimizer):
 
     def step(self) -> None:
         """One update of every parameter that has a gradient (torch.optim.AdamW, amsgrad off)."""
+        self._recheck_options()
         grads = self._gradients()
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            decay = group["weight_decay"]
-            for p in group["params"]:
-                if id(p) not in grads:
-                    continue
-                g = grads[id(p)]
-                state = self.state.get(id(p))
-                if state is None:
-                    state = {
-                        "step": 0.0,
-                        "exp_avg": np.zeros(p.shape),
-                        "exp_avg_sq": np.zeros(p.shape),
-                    }
-                t = state["step"] + 1.0
-                m = beta1 * state["exp_avg"] + (1.0 - beta1) * g
-                v = beta2 * state["exp_avg_sq"] + (1.0 - beta2) * (g * g)
-                self.state[id(p)] = {"step": t, "exp_avg": m, "exp_avg_sq": v}
-                step_size = lr / (1.0 - beta1**t)
-                denominator = np.sqrt(v) / math.sqrt(1.0 - beta2**t) + eps
-                p.value = p.value * (1.0 - lr * decay) - step_size * (m / denominator)
+        updates = []
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+            for group in self.param_groups:
+                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                decay = group["weight_decay"]
+                for p in group["params"]:
+                    if id(p) not in grads:
+                        continue
+                    g = grads[id(p)]
+                    state = self.state.get(id(p))
+                    if state is None:
+                        state = {
+                            "step": 0.0,
+                            "exp_avg": np.zeros(p.shape),
+                            "exp_avg_sq": np.zeros(p.shape),
+                        }
+                    t = state["step"] + 1.0
+                    m = beta1 * state["exp_avg"] + (1.0 - beta1) * g
+                    v = beta2 * state["exp_avg_sq"] + (1.0 - beta2) * (g * g)
+                    self._check_moments(p, g, m, v, eps)
+                    step_size = lr / (1.0 - beta1**t)
+                    denominator = np.sqrt(v) / math.sqrt(1.0 - beta2**t) + eps
+                    value = p.value * (1.0 - lr * decay) - step_size * (m / denominator)
+                    updates.append((p, {"step": t, "exp_avg": m, "exp_avg_sq": v}, value))
+        self._commit(updates)
+
+    def _check_moments(
+        self, p: Parameter, g: np.ndarray, m: np.ndarray, v: np.ndarray, eps: float
+    ) -> None:
+        """Refuse a second moment that float64 cannot hold (g² overflows) or hold precisely."""
+        if not np.all(np.isfinite(v)):
+            peak = float(np.max(np.abs(g)))
+            raise ArgumentError(
+                f"AdamW.step: the gradient of {p.name!r} has an entry of magnitude {peak:.3g}, "
+                "whose square (the second moment) exceeds float64's 1.8e308: |g| must stay below "
+                "1.3e154. No parameter was changed. Clip the gradient norm (clip_grad_norm) "
+                "first, or scale the loss down."
+            )
+        if eps < TINY_EPS and np.any((v < _SMALLEST_NORMAL) & (m != 0.0)):
+            raise ArgumentError(
+                f"AdamW.step: the second moment of {p.name!r} has underflowed below float64's "
+                f"normal range (2.2e-308) where the first moment is not zero, and eps = {eps:.3g}"
+                f" is too small (below {TINY_EPS:.3g}) to hide the rounding of √v there. No "
+                "parameter was changed. Use a larger eps or scale the loss up."
+            )
