@@ -51,6 +51,7 @@ from ..training import loss as loss_module
 from ..training import optim as optim_module
 from ..training.clip import clip_grad_norm
 from ..training.data import IGNORE_INDEX, induction_batch
+from ..validate import as_integer, non_negative_int
 
 __all__ = ["CHECKS", "Check", "Outcome"]
 
@@ -625,6 +626,8 @@ def induction_run(steps: int = TRAIN_STEPS, seed: int = SEED) -> dict[str, Any]:
     anything beats ln V) and on the first half, whose next token is new (uniform over the V − t − 1
     unseen tokens: no causal model can beat that entropy, so a lower loss means a leak).
     """
+    steps = non_negative_int(steps, "induction_run steps")
+    seed = as_integer(seed, "induction_run seed")
     c = INDUCTION
     rng = SplitMix64(seed)
     model = Decoder(

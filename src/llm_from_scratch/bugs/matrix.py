@@ -43,15 +43,39 @@ class Matrix:
 
     def status(self, mutant: str, check: str) -> str:
         """CAUGHT, MISSED or NOT_APPLICABLE."""
+        _known(mutant, self.mutants, "mutant")
+        _known(check, self.checks, "check")
         return self.cells[mutant, check].status
 
     def catchers(self, mutant: str) -> list[str]:
         """The checks that caught ``mutant``, in check order."""
+        _known(mutant, self.mutants, "mutant")
         return [c for c in self.checks if self.status(mutant, c) == CAUGHT]
 
     def caught_by_check(self, check: str) -> list[str]:
         """The mutants ``check`` caught, in catalogue order."""
+        _known(check, self.checks, "check")
         return [m for m in self.mutants if self.status(m, check) == CAUGHT]
+
+
+def _known(name: object, names: Iterable[str], what: str) -> str:
+    """``name`` if it is one of ``names`` (a str), else ArgumentError listing them."""
+    listed = list(names)
+    if not isinstance(name, str) or name not in listed:
+        raise ArgumentError(f"This matrix knows the {what}s {listed}; got {name!r}.")
+    return name
+
+
+def _names(names: object, what: str) -> list[object]:
+    """The items of an iterable of names (a bare string is one name, not its letters)."""
+    if isinstance(names, str):
+        return [names]
+    if not isinstance(names, Iterable):
+        raise ArgumentError(
+            f"run_matrix takes an iterable of {what} names or None; got {names!r} "
+            f"({type(names).__name__})."
+        )
+    return list(names)
 
 
 def _outcome(check: str) -> Outcome:
@@ -64,6 +88,9 @@ def _outcome(check: str) -> Outcome:
 
 def run_check(wrong: str | Mutant | None, check: str) -> Cell:
     """Run ``check`` with a mutant on (a catalogue name or a Mutant; None: the clean package)."""
+    _known(check, CHECKS, "check")
+    if wrong is not None and not isinstance(wrong, Mutant):
+        mutant(wrong)  # a name of the catalogue, or ArgumentError listing them
     start = time.perf_counter()
     if wrong is None:
         outcome = _outcome(check)
@@ -84,10 +111,11 @@ def run_matrix(
 ) -> Matrix:
     """Run the clean package and every mutant against every check (all by default)."""
     start = time.perf_counter()
-    mutant_names = tuple(MUTANTS if mutants is None else (mutant(m).name for m in mutants))
-    check_names = tuple(CHECKS if checks is None else checks)
+    chosen = MUTANTS if mutants is None else _names(mutants, "mutant")
+    mutant_names = tuple(mutant(m).name for m in chosen)  # type: ignore[arg-type]
+    check_names = tuple(CHECKS if checks is None else _names(checks, "check"))
     for name in check_names:
-        if name not in CHECKS:
+        if not isinstance(name, str) or name not in CHECKS:
             raise ArgumentError(f"run_matrix knows the checks {list(CHECKS)}; got {name!r}.")
     clean = {c: _outcome(c) for c in check_names}
     cells = {(m, c): run_check(m, c) for m in mutant_names for c in check_names}

@@ -55,6 +55,11 @@ _active: list[str] = []  # the mutant switched on now, if any (one at a time)
 
 def resolve_seam(seam: str) -> tuple[Any, str]:
     """(owner, attribute name) for ``"module:attribute"`` or ``"module:Class.attribute"``."""
+    if not isinstance(seam, str):
+        raise ArgumentError(
+            f"A seam is a string 'package.module:attribute' or 'package.module:Class.attribute';"
+            f" got {seam!r} ({type(seam).__name__})."
+        )
     module_name, _, path = seam.partition(":")
     parts = path.split(".")
     if not module_name or not path or not all(parts):
@@ -62,8 +67,19 @@ def resolve_seam(seam: str) -> tuple[Any, str]:
             f"A seam is written 'package.module:attribute' or 'package.module:Class.attribute'; "
             f"got {seam!r}."
         )
-    owner: Any = importlib.import_module(module_name)
+    try:
+        owner: Any = importlib.import_module(module_name)
+    except ImportError as error:  # ModuleNotFoundError included
+        raise ArgumentError(
+            f"The seam {seam!r} names a module that cannot be imported ({error}). Write the "
+            "module's dotted name, e.g. 'llm_from_scratch.nn.norms:...'."
+        ) from error
     for part in parts[:-1]:
+        if not hasattr(owner, part):
+            raise ArgumentError(
+                f"The seam {seam!r} names no attribute: {owner!r} has no {part!r}. The piece "
+                "was renamed or moved; point the mutant at its new name."
+            )
         owner = getattr(owner, part)
     if not hasattr(owner, parts[-1]):
         raise ArgumentError(
@@ -86,7 +102,16 @@ def _counting(replacement: Callable[..., Any], switch: Switch) -> Callable[..., 
 
 @contextmanager
 def switched(mutant: Mutant) -> Iterator[Switch]:
-    """Replace the mutant's seam inside the block and restore the original on any exit."""
+    """Replace the mutant's seam inside the block and restore the original on any exit.
+
+    Any exit includes an exception of any kind, KeyboardInterrupt too: the original is put back
+    before anything else happens, and a refused nested switch leaves the outer one untouched.
+    """
+    if not isinstance(mutant, Mutant):
+        raise ArgumentError(
+            f"switched() takes a Mutant (see bugs.MUTANTS, or bug(name) by name); got "
+            f"{type(mutant).__name__}."
+        )
     if _active:
         raise ArgumentError(
             f"bug() switches on one mutant at a time; {_active[0]!r} is already on, so "
@@ -97,14 +122,22 @@ def switched(mutant: Mutant) -> Iterator[Switch]:
     had_own = attribute in own  # an inherited method is deleted again, not copied down
     original = own[attribute] if had_own else getattr(owner, attribute)
     switch = Switch(mutant)
-    replacement = _counting(mutant.make(original), switch)
+    wrong = mutant.make(original)
+    if not callable(wrong):
+        raise ArgumentError(
+            f"The mutant {mutant.name!r}'s make(original) must return the wrong replacement, a "
+            f"callable; got {type(wrong).__name__}."
+        )
+    replacement = _counting(wrong, switch)
     _active.append(mutant.name)
     try:
         setattr(owner, attribute, replacement)
         yield switch
     finally:
-        if had_own:
-            setattr(owner, attribute, original)
-        elif vars(owner).get(attribute) is replacement:
-            delattr(owner, attribute)
-        _active.clear()
+        try:
+            if had_own:
+                setattr(owner, attribute, original)
+            elif vars(owner).get(attribute) is replacement:
+                delattr(owner, attribute)
+        finally:
+            _active.clear()

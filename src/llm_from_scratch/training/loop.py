@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
-from ..validate import non_negative_int
+from ..validate import as_flag, generator, non_negative_int, positive_int
 from . import loss as loss_module  # loss_module.cross_entropy: looked up per call (one seam)
 from .atomic import write_json_atomic
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -46,8 +46,17 @@ from .tasks import CORPUS_FILE, make_task
 LOG_FORMAT = "llm_from_scratch.train-log/1"
 
 
+def _config(config: Any, owner: str) -> TrainConfig:
+    if not isinstance(config, TrainConfig):
+        raise ArgumentError(f"{owner} needs a TrainConfig; got {type(config).__name__}.")
+    return config
+
+
 def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decoder:
     """The decoder the config describes, initialised from ``rng``."""
+    _config(config, "build_model")
+    vocab_size = positive_int(vocab_size, "build_model vocab_size")
+    rng = generator(rng, "build_model")
     return Decoder(
         vocab_size,
         config.model_width,
@@ -63,6 +72,9 @@ def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decode
 
 def build_optimizer(config: TrainConfig, model: Decoder) -> AdamW:
     """AdamW with weight decay on matrices only (biases and norm gains are not decayed)."""
+    _config(config, "build_optimizer")
+    if not isinstance(model, Decoder):
+        raise ArgumentError(f"build_optimizer needs a Decoder; got {type(model).__name__}.")
     matrices = [p for p in model.parameters() if p.ndim >= 2]
     vectors = [p for p in model.parameters() if p.ndim < 2]
     return AdamW(
@@ -77,6 +89,7 @@ def build_optimizer(config: TrainConfig, model: Decoder) -> AdamW:
 
 def learning_rate(config: TrainConfig, step: int) -> float:
     """The config's schedule at ``step``."""
+    _config(config, "learning_rate")
     return warmup_cosine_lr(
         step,
         peak_lr=config.lr,
@@ -153,8 +166,13 @@ def train(
     stop_at: int | None = None,
 ) -> RunResult:
     """Run (or resume) the config's training, up to step ``stop_at`` (default: all steps)."""
-    if not isinstance(config, TrainConfig):
-        raise ArgumentError(f"train needs a TrainConfig; got {type(config).__name__}.")
+    _config(config, "train")
+    resume = as_flag(resume, "train resume")
+    progress = as_flag(progress, "train progress")
+    if on_step is not None and not callable(on_step):
+        raise ArgumentError(
+            f"train on_step must be None or a callable (step, loss); got {type(on_step).__name__}."
+        )
     last = config.steps if stop_at is None else non_negative_int(stop_at, "stop_at")
     if last > config.steps:
         raise ArgumentError(f"stop_at must be an integer in [0, {config.steps}]; got {stop_at!r}.")

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import no_grad
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ShapeError, TokenError
 from ..nn.decoder import Decoder, check_ids
 from ..nn.positions import sinusoidal_encoding
+from ..validate import as_numpy
 from .data import IGNORE_INDEX
 
 
@@ -37,12 +38,28 @@ def induction_scores(weights: np.ndarray, targets: Any) -> np.ndarray:
     query at t (in the repeated half) has its earlier occurrence at t − L_b and the token to copy
     at t − L_b + 1. A score near 1 marks an induction head.
     """
-    w = np.asarray(weights)
-    y = np.asarray(targets)
+    w = as_numpy(weights, "induction_scores weights", kind="array [B, H, T, T]")
+    y = as_numpy(
+        targets, "induction_scores targets", kind="integer array [B, T]", error=TokenError
+    )
+    if w.dtype.kind not in "iuf":
+        raise ArgumentError(
+            f"induction_scores weights must be real numbers; got dtype {w.dtype}, shape {w.shape}."
+        )
+    if y.dtype.kind not in "iu":
+        raise TokenError(
+            f"induction_scores targets must be integers (token IDs or IGNORE_INDEX); got dtype "
+            f"{y.dtype} (shape {y.shape})."
+        )
     if w.ndim != 4 or y.ndim != 2 or w.shape[0] != y.shape[0] or w.shape[2:] != (y.shape[1],) * 2:
         raise ShapeError(
             f"induction_scores needs weights [B, H, T, T] and targets [B, T]; got {w.shape} and "
             f"{y.shape}."
+        )
+    if w.size and not np.all(np.isfinite(w)):
+        raise ArgumentError(
+            f"induction_scores weights must be finite attention weights; got NaN or ±inf in shape "
+            f"{w.shape}."
         )
     totals, count = np.zeros(w.shape[1]), 0
     for b in range(y.shape[0]):
