@@ -8,13 +8,27 @@ from hypothesis import strategies as st
 
 from llm_from_scratch.widgets import Verdict, check, format_number
 from llm_from_scratch.widgets.checker import (
+    answer,
     format_shape,
     format_vector,
     parse_number,
     split_entries,
 )
 
-from .cases import CASES, CHOICE, EXPLAIN, LONG, NUMBER, SCALAR, SHAPE, SPECS, VECTOR
+from .cases import (
+    CASES,
+    CHOICE,
+    COUNT,
+    EXPLAIN,
+    LONG,
+    MISTAKES,
+    NUMBER,
+    ONE_AXIS,
+    SCALAR,
+    SHAPE,
+    SPECS,
+    VECTOR,
+)
 
 
 @pytest.mark.parametrize(
@@ -93,40 +107,52 @@ def test_shape_accepts_times_signs() -> None:
             '"' + "x" * 24 + '\u2026" is not a number; write numbers like 0.25, -3, 1e-4 or 1/3.',
         ),
         (NUMBER, "5.5", "Right. The answer is 5.5."),
-        (NUMBER, "6", "Not quite. The answer is 5.5."),
+        (NUMBER, "6", "Not quite. Try again, or show the answer."),
         (VECTOR, "1 2 3", "The answer has 4 numbers; you typed 3."),
         (
             VECTOR,
             "0.5, 0.3, 0.125, 2",
-            "Not quite: the entries at indices 1 and 3 differ. "
-            "The answer is [0.5, 0.25, 0.125, 1].",
+            "Not quite: the entries at indices 1 and 3 differ. Try again, or show the answer.",
         ),
         (
             VECTOR,
             "0.5, 0.25, 0.125, 2",
-            "Not quite: the entry at index 3 differs. The answer is [0.5, 0.25, 0.125, 1].",
+            "Not quite: the entry at index 3 differs. Try again, or show the answer.",
         ),
         (
             LONG,
             "1 2 3 4 5 6 7 8",
             "Not quite: the entries at indices 0, 1, 2, 3, 4 and 3 more "
-            "differ. The answer is [0, 1, 2, 3, 4, 5, 6, 7].",
+            "differ. Try again, or show the answer.",
         ),
         (
             LONG,
             "1 2 3 4 5 6 6 7",
             "Not quite: the entries at indices 0, 1, 2, 3, 4 and 5 differ. "
-            "The answer is [0, 1, 2, 3, 4, 5, 6, 7].",
+            "Try again, or show the answer.",
         ),
-        (SHAPE, "4, 7", "Not quite: the answer has 3 axes, you gave 2. It is (4, 7, 3)."),
-        (SHAPE, "4, 3, 7", "Not quite: axes 1 and 2 differ. The shape is (4, 7, 3)."),
-        (SHAPE, "4, 7, 4", "Not quite: axis 2 differs. The shape is (4, 7, 3)."),
+        (
+            SHAPE,
+            "4, 7",
+            "Not quite: the answer has 3 axes, you gave 2. Try again, or show the answer.",
+        ),
+        (
+            SHAPE,
+            "4, 3, 7",
+            "Not quite: axes 1 and 2 are swapped, as in a transposed shape. "
+            "Try again, or show the answer.",
+        ),
+        (SHAPE, "4, 7, 4", "Not quite: axis 2 is off by one. Try again, or show the answer."),
         (SHAPE, "4.0, 7, 3", '"4.0" is not an axis length; use whole numbers such as 4.'),
         (SHAPE, "(4, 7, 3)", "Right. The shape is (4, 7, 3)."),
-        (SCALAR, "1", "Not quite: the answer has 0 axes, you gave 1. It is ()."),
+        (
+            SCALAR,
+            "1",
+            "Not quite: the answer has 0 axes, you gave 1. Try again, or show the answer.",
+        ),
         (CHOICE, "", "Pick an option first, then press Check."),
         (CHOICE, "nope", "Pick one of the listed options."),
-        (CHOICE, "rows", "Not quite. The answer is columns."),
+        (CHOICE, "rows", "Not quite. Try again, or show the answer."),
         (EXPLAIN, " ", "Write your explanation first, then press Check."),
         (EXPLAIN, "variance", "Compare your explanation with this model answer:"),
         (
@@ -155,7 +181,7 @@ def test_shape_accepts_times_signs() -> None:
             "it without the comma, with a point for decimals.",
         ),
         (NUMBER, "5,5", "Right. The answer is 5.5."),
-        (NUMBER, "\u20135.5", "Not quite. The answer is 5.5."),
+        (NUMBER, "\u20135.5", "Not quite: the sign is flipped. Try again, or show the answer."),
         (SHAPE, "torch.Size([4, 7, 3])", "Right. The shape is (4, 7, 3)."),
         (NUMBER, "9" * 2001, "That answer is 2001 characters long; type at most 2000."),
         (EXPLAIN, "\U0001f600" * 2001, "That answer is 2001 characters long; type at most 2000."),
@@ -165,12 +191,49 @@ def test_messages(spec: dict, text: str, message: str) -> None:
     assert check(spec, text).message == message
 
 
-@given(st.text(max_size=40), st.sampled_from(SPECS))
-def test_any_text_gets_a_verdict_never_an_exception(text: str, spec: dict) -> None:
-    verdict = check(spec, text)
+@pytest.mark.parametrize(
+    ("spec", "text", "tries", "message"),
+    MISTAKES,
+    ids=[f"{s['kind']}:{t!r}:{n}" for s, t, n, _ in MISTAKES],
+)
+def test_a_wrong_answer_says_what_kind_of_wrong(
+    spec: dict, text: str, tries: int, message: str
+) -> None:
+    verdict = check(spec, text, tries)
+    assert verdict == Verdict("retry" if tries == 0 else "wrong", message)
+
+
+@pytest.mark.parametrize(("spec", "text", "status"), CASES)
+def test_the_first_wrong_try_hides_the_answer_and_the_second_shows_it(
+    spec: dict, text: str, status: str
+) -> None:
+    first, second = check(spec, text, 0), check(spec, text, 1)
+    if status != "retry":
+        assert first == second  # right, unreadable or an explanation: tries change nothing
+        return
+    assert (first.status, second.status) == ("retry", "wrong")
+    assert first.message.endswith(" Try again, or show the answer.")
+    if spec["kind"] != "choice":  # a choice's options include the answer's text
+        assert spec["answer_text"] not in first.message.removeprefix("Not quite")
+    assert second.message.endswith(f" is {spec['answer_text']}.")
+    assert first.message.split(".")[0] == second.message.split(".")[0]  # the same diagnosis
+
+
+def test_show_the_answer() -> None:
+    assert answer(NUMBER) == Verdict("revealed", "The answer is 5.5.")
+    assert answer(COUNT) == Verdict("revealed", "The answer is 64.")
+    assert answer(ONE_AXIS) == Verdict("revealed", "The shape is (4,).")
+    assert answer(CHOICE) == Verdict("revealed", "The answer is columns.")
+    assert answer(EXPLAIN) == Verdict("revealed", "Here is a model answer:")
+
+
+@given(st.text(max_size=40), st.sampled_from(SPECS), st.integers(0, 3))
+def test_any_text_gets_a_verdict_never_an_exception(text: str, spec: dict, tries: int) -> None:
+    verdict = check(spec, text, tries)
     assert isinstance(verdict, Verdict)
-    assert verdict.status in {"correct", "wrong", "invalid", "revealed"}
+    assert verdict.status in {"correct", "retry", "wrong", "invalid", "revealed"}
     assert verdict.message != ""
+    assert (verdict.status == "retry") <= (tries == 0)
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6))

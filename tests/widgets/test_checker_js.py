@@ -13,24 +13,27 @@ import pytest
 
 from llm_from_scratch.widgets import check
 from llm_from_scratch.widgets._assets import predict_esm
-from llm_from_scratch.widgets.checker import parse_number
+from llm_from_scratch.widgets.checker import answer, parse_number
 
-from .cases import CASES, NUMBER, SHAPE, fuzz_cases
+from .cases import CASES, MISTAKES, NUMBER, SHAPE, SPECS, fuzz_cases
 
 NODE = shutil.which("node")
-# Imports the bundle from a file and answers one JSON list of [spec, text] pairs on stdin.
+# Imports the bundle from a file and answers one JSON list of [spec, text, tries] on stdin (text
+# null: the "Show the answer" verdict).
 RUNNER = """
 import { pathToFileURL } from "node:url";
 const mod = await import(pathToFileURL(process.env.BUNDLE).href);
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
-const verdicts = JSON.parse(input).map(([spec, text]) => mod.check(spec, text));
+const verdicts = JSON.parse(input).map(([spec, text, tries]) =>
+  text === null ? mod.answer(spec) : mod.check(spec, text, tries));
 process.stdout.write(JSON.stringify(verdicts));
 """
+Case = tuple[dict[str, Any], str | None, int]
 
 
-def run_js(bundle: Path, pairs: list[tuple[dict[str, Any], str]]) -> list[dict[str, str]]:
-    """Verdicts of the JavaScript check for each (spec, text), as dicts."""
+def run_js(bundle: Path, pairs: list[Case]) -> list[dict[str, str]]:
+    """Verdicts of the JavaScript check for each (spec, text, tries), as dicts."""
     if NODE is None:
         pytest.fail("node is missing: install Node.js (the book's install step needs it for npm).")
     result = subprocess.run(
@@ -54,24 +57,41 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _compare(bundle: Path, pairs: list[tuple[dict[str, Any], str]]) -> None:
+def _compare(bundle: Path, pairs: list[tuple[dict[str, Any], str]], tries: int = 0) -> None:
     """Every JavaScript verdict equals the Python verdict, status and message."""
-    js = run_js(bundle, pairs)
-    python = [dataclasses.asdict(check(spec, text)) for spec, text in pairs]
+    _compare_cases(bundle, [(spec, text, tries) for spec, text in pairs])
+
+
+def _compare_cases(bundle: Path, cases: list[Case]) -> None:
+    js = run_js(bundle, cases)
+    python = [
+        dataclasses.asdict(answer(spec) if text is None else check(spec, text, tries))
+        for spec, text, tries in cases
+    ]
     mismatches = [
-        f"{spec['kind']} {text!r}: python {p} / javascript {j}"
-        for (spec, text), p, j in zip(pairs, python, js, strict=True)
+        f"{spec['kind']} {text!r} (tries={tries}): python {p} / javascript {j}"
+        for (spec, text, tries), p, j in zip(cases, python, js, strict=True)
         if p != j
     ]
     assert not mismatches, "\n".join(mismatches)
 
 
-def test_js_agrees_on_the_case_table(bundle: Path) -> None:
-    _compare(bundle, [(spec, text) for spec, text, _ in CASES])
+@pytest.mark.parametrize("tries", [0, 1])
+def test_js_agrees_on_the_case_table(bundle: Path, tries: int) -> None:
+    _compare(bundle, [(spec, text) for spec, text, _ in CASES], tries)
 
 
-def test_js_agrees_on_random_texts(bundle: Path) -> None:
-    _compare(bundle, fuzz_cases(3000))
+def test_js_agrees_on_what_kind_of_wrong_and_on_show_the_answer(bundle: Path) -> None:
+    _compare_cases(
+        bundle,
+        [(spec, text, tries) for spec, text, tries, _ in MISTAKES]
+        + [(spec, None, 0) for spec in SPECS],
+    )
+
+
+@pytest.mark.parametrize("tries", [0, 1])
+def test_js_agrees_on_random_texts(bundle: Path, tries: int) -> None:
+    _compare(bundle, fuzz_cases(3000, seed=tries), tries)
 
 
 def test_bundle_is_one_module_without_imports(bundle: Path) -> None:

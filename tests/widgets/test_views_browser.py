@@ -111,7 +111,7 @@ def test_number_right_wrong_and_invalid_by_keyboard_and_button(page: Any) -> Non
     assert feedback.get_attribute("data-status") == "correct"
     box.fill("6")
     view.get_by_role("button", name="Check").click()
-    assert feedback.inner_text().startswith("\u2717 Not quite. The answer is 5.5.")
+    assert lines(feedback) == ["\u2717 Not quite. Try again, or show the answer."]
     box.fill("1,,2")
     box.press("Enter")
     assert feedback.inner_text() == (
@@ -119,6 +119,69 @@ def test_number_right_wrong_and_invalid_by_keyboard_and_button(page: Any) -> Non
     )
     assert feedback.get_attribute("data-status") == "invalid"
     assert page.evaluate("window.keysSeenByPage") == 0  # keys stay inside the widget
+
+
+def test_a_wrong_answer_gets_a_second_try_then_the_answer(page: Any) -> None:
+    view = mount(page, predict_number("What is y0?", 5.5, reason="2 * 2 + 1.5."))
+    box = view.get_by_role("textbox", name="What is y0?")
+    feedback = view.get_by_role("status")
+    box.fill("-5.5")
+    box.press("Enter")
+    assert lines(feedback) == [
+        "\u2717 Not quite: the sign is flipped. Try again, or show the answer."
+    ]
+    assert feedback.get_attribute("data-status") == "retry"
+    assert "5.5." not in feedback.inner_text().replace("-5.5", "")
+    for typo in ["abc", "", "5..5"]:  # unreadable input is not a try
+        box.fill(typo)
+        box.press("Enter")
+        assert feedback.get_attribute("data-status") == "invalid", typo
+    box.fill("11")
+    view.get_by_role("button", name="Check").click()
+    assert lines(feedback) == [
+        "\u2717 Not quite: that is twice the answer. The answer is 5.5.",
+        "Why: 2 * 2 + 1.5.",
+    ]
+    assert feedback.get_attribute("data-status") == "wrong"
+    box.fill("5.5")
+    box.press("Enter")
+    assert feedback.get_attribute("data-status") == "correct"
+
+
+def test_show_the_answer_whenever_the_reader_asks(page: Any) -> None:
+    view = mount(page, predict_shape("Shape of `y`?", (4, 7, 3), reason="Last axis changes."))
+    feedback = view.get_by_role("status")
+    view.get_by_role("button", name="Show the answer").click()
+    assert lines(feedback) == ["\u2192 The shape is (4, 7, 3).", "Why: Last axis changes."]
+    assert feedback.get_attribute("data-status") == "revealed"
+    box = view.get_by_role("textbox", name="Shape of y?")
+    box.fill("4, 3, 7")
+    box.press("Enter")
+    assert lines(feedback) == [
+        "\u2717 Not quite: axes 1 and 2 are swapped, as in a transposed shape. "
+        "Try again, or show the answer."
+    ]
+
+
+def test_the_view_hides_the_details_reveal_beside_it(page: Any) -> None:
+    # In the book and in JupyterLab the view and its <details> reveal share one output area.
+    widget = predict_number("What is y0?", 5.5, reason="r.")
+    page.evaluate(
+        """(html) => {
+          const area = document.createElement("div");
+          area.className = "cell_output";
+          area.innerHTML = html;
+          document.getElementById("root").append(area);
+        }""",
+        widget.reveal()._repr_html_(),
+    )
+    assert page.locator("details.lfs-reveal").is_visible()  # no view yet: scripts may be off
+    mount(page, widget)
+    page.evaluate(
+        """() => document.querySelector("#root > .cell_output")
+          .prepend(document.querySelector("[data-host]"))"""
+    )
+    assert not page.locator("details.lfs-reveal").is_visible()
 
 
 def test_shape_accepts_the_usual_spellings(page: Any) -> None:
@@ -143,6 +206,8 @@ def test_choice_by_radio_and_check(page: Any) -> None:
     assert feedback.inner_text() == "! Pick an option first, then press Check."
     group = view.get_by_role("group", name="Which axis?")
     group.get_by_role("radio", name="rows").check()
+    view.get_by_role("button", name="Check").click()
+    assert feedback.inner_text() == "\u2717 Not quite. Try again, or show the answer."
     view.get_by_role("button", name="Check").click()
     assert feedback.inner_text().startswith("\u2717 Not quite. The answer is columns.")
     group.get_by_role("radio", name="columns").check()
@@ -171,7 +236,7 @@ def test_two_widgets_on_one_page_keep_separate_state(page: Any) -> None:
     second.get_by_role("radio", name="b").check()
     second.get_by_role("button", name="Check").click()
     assert first.get_by_role("status").get_attribute("data-status") == "correct"
-    assert second.get_by_role("status").get_attribute("data-status") == "wrong"
+    assert second.get_by_role("status").get_attribute("data-status") == "retry"
 
 
 def test_slider_swaps_precomputed_frames(page: Any) -> None:

@@ -87,6 +87,6 @@ def test_view_module_and_styles_are_synced_with_the_spec() -> None:
     state = widget.get_state()
     assert state["spec"]["answer_text"] == "1"
     assert "export default { render };" in state["_esm"]
-    assert "function check(spec, text)" in state["_esm"]
+    assert "function check(spec, text, tries = 0)" in state["_esm"]
     assert ".lfs-predict" in state["_css"]
     assert state["_model_module"] == "anywidget"

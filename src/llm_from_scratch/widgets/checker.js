@@ -41,6 +41,17 @@ const BRACKETS_MESSAGE = "The brackets do not match: close each ( with ) and eac
 const EMPTY_ENTRY_MESSAGE = "There is an empty entry between commas; remove the extra comma.";
 const UNKNOWN_OPTION_MESSAGE = "Pick one of the listed options.";
 const EXPLAIN_MESSAGE = "Compare your explanation with this model answer:";
+const MODEL_ANSWER_MESSAGE = "Here is a model answer:";
+const RETRY = "Try again, or show the answer.";
+const SIGN_FLIPPED = "the sign is flipped";
+const TWICE = "that is twice the answer";
+const HALF = "that is half the answer";
+const OFF_BY_ONE = "that is off by one";
+const EVERY_SIGN_FLIPPED = "every sign is flipped";
+const EVERY_TWICE = "every entry is twice the answer's";
+const EVERY_HALF = "every entry is half the answer's";
+const REVERSED = "the entries are in reverse order";
+const PERMUTED = "the axis lengths are right but in another order";
 
 const verdict = (status, message) => ({ status, message });
 const isVerdict = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
@@ -163,20 +174,56 @@ function decimalComma(text) {
   return `${sign}${whole}.${fraction}`;
 }
 
-function checkNumber(spec, text) {
+function numberMistake(typed, answer, tolerance) {
+  if (Math.abs(typed + answer) <= tolerance) return SIGN_FLIPPED;
+  if (Math.abs(typed - 2 * answer) <= tolerance) return TWICE;
+  if (Math.abs(typed - answer / 2) <= tolerance) return HALF;
+  if (
+    answer === Math.floor(answer) &&
+    Math.min(Math.abs(typed - answer - 1), Math.abs(typed - answer + 1)) <= tolerance
+  ) {
+    return OFF_BY_ONE;
+  }
+  return "";
+}
+
+function answerSentence(spec) {
+  const noun = spec.kind === "shape" ? "shape" : "answer";
+  return `The ${noun} is ${spec.answer_text}.`;
+}
+
+function wrong(mistake, spec, tries) {
+  const head = mistake ? `Not quite: ${mistake}.` : "Not quite.";
+  if (tries === 0) return verdict("retry", `${head} ${RETRY}`);
+  return verdict("wrong", `${head} ${answerSentence(spec)}`);
+}
+
+function checkNumber(spec, text, tries) {
   text = decimalComma(text);
   if (isVerdict(text)) return text;
   const values = parseNumbers(text, "number");
   if (isVerdict(values)) return values;
   if (values.length === 0) return verdict("invalid", EMPTY_MESSAGES.number);
   if (values.length > 1) return verdict("invalid", `Type one number, not ${values.length}.`);
-  if (Math.abs(values[0] - spec.answer) <= spec.tolerance) {
+  const [typed, answer, tolerance] = [values[0], spec.answer, spec.tolerance];
+  if (Math.abs(typed - answer) <= tolerance) {
     return verdict("correct", `Right. The answer is ${spec.answer_text}.`);
   }
-  return verdict("wrong", `Not quite. The answer is ${spec.answer_text}.`);
+  return wrong(numberMistake(typed, answer, tolerance), spec, tries);
 }
 
-function checkVector(spec, text) {
+function vectorMistake(values, answer, tolerance, differ) {
+  const every = (close) => values.every((v, i) => close(v, answer[i]));
+  if (every((v, a) => Math.abs(v + a) <= tolerance)) return EVERY_SIGN_FLIPPED;
+  if (every((v, a) => Math.abs(v - 2 * a) <= tolerance)) return EVERY_TWICE;
+  if (every((v, a) => Math.abs(v - a / 2) <= tolerance)) return EVERY_HALF;
+  if (values.every((v, i) => Math.abs(v - answer[answer.length - 1 - i]) <= tolerance)) return REVERSED;
+  const flipped = differ.every((i) => Math.abs(values[i] + answer[i]) <= tolerance);
+  if (differ.length === 1) return `the entry at index ${differ[0]} ${flipped ? "has the wrong sign" : "differs"}`;
+  return `the entries at indices ${joinPositions(differ)} ${flipped ? "have the wrong sign" : "differ"}`;
+}
+
+function checkVector(spec, text, tries) {
   const values = parseNumbers(text, "vector");
   if (isVerdict(values)) return values;
   const answer = spec.answer;
@@ -189,13 +236,31 @@ function checkVector(spec, text) {
     if (!(Math.abs(v - answer[i]) <= spec.tolerance)) differ.push(i);
   });
   if (!differ.length) return verdict("correct", `Right. The answer is ${spec.answer_text}.`);
-  const where = differ.length === 1
-    ? `the entry at index ${differ[0]} differs`
-    : `the entries at indices ${joinPositions(differ)} differ`;
-  return verdict("wrong", `Not quite: ${where}. The answer is ${spec.answer_text}.`);
+  return wrong(vectorMistake(values, answer, spec.tolerance, differ), spec, tries);
 }
 
-function checkShape(spec, text) {
+function shapeMistake(typed, answer, differ) {
+  if (differ.length === 2) {
+    const [i, j] = differ;
+    if (typed[i] === answer[j] && typed[j] === answer[i]) {
+      return `axes ${i} and ${j} are swapped, as in a transposed shape`;
+    }
+  }
+  // Sorted as Python sorts strings (by code point): digit strings, so plain < is the same.
+  const sorted = (list) => [...list].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (sorted(typed).join(",") === sorted(answer).join(",")) return PERMUTED;
+  if (differ.length === 1) {
+    const i = differ[0];
+    // Digit strings, so compare lengths near 2**53 without floats: only short ones are +-1.
+    if (typed[i].length < 16 && answer[i].length < 16 && Math.abs(Number(typed[i]) - Number(answer[i])) === 1) {
+      return `axis ${i} is off by one`;
+    }
+    return `axis ${i} differs`;
+  }
+  return `axes ${joinPositions(differ)} differ`;
+}
+
+function checkShape(spec, text, tries) {
   const tokens = splitEntries(text, "shape");
   if (isVerdict(tokens)) return tokens;
   const typed = [];
@@ -209,25 +274,24 @@ function checkShape(spec, text) {
   const answerText = spec.answer_text;
   if (typed.length !== answer.length) {
     const has = plural(answer.length, "axis", "axes");
-    return verdict("wrong", `Not quite: the answer has ${has}, you gave ${typed.length}. It is ${answerText}.`);
+    return wrong(`the answer has ${has}, you gave ${typed.length}`, spec, tries);
   }
   const differ = [];
   typed.forEach((t, i) => {
     if (t !== answer[i]) differ.push(i);
   });
   if (!differ.length) return verdict("correct", `Right. The shape is ${answerText}.`);
-  const where = differ.length === 1 ? `axis ${differ[0]} differs` : `axes ${joinPositions(differ)} differ`;
-  return verdict("wrong", `Not quite: ${where}. The shape is ${answerText}.`);
+  return wrong(shapeMistake(typed, answer, differ), spec, tries);
 }
 
-function checkChoice(spec, text) {
+function checkChoice(spec, text, tries) {
   if (text === "") return verdict("invalid", EMPTY_MESSAGES.choice);
   if (!spec.options.includes(text)) return verdict("invalid", UNKNOWN_OPTION_MESSAGE);
   if (text === spec.answer) return verdict("correct", `Right. The answer is ${spec.answer_text}.`);
-  return verdict("wrong", `Not quite. The answer is ${spec.answer_text}.`);
+  return wrong("", spec, tries);
 }
 
-function checkExplain(spec, text) {
+function checkExplain(spec, text, tries) {
   if (stripBlank(text) === "") return verdict("invalid", EMPTY_MESSAGES.explain);
   return verdict("revealed", EXPLAIN_MESSAGE);
 }
@@ -240,8 +304,13 @@ const CHECKS = {
   explain: checkExplain,
 };
 
-export function check(spec, text) {
+export function check(spec, text, tries = 0) {
   let problem = tooLong(text);
   if (problem === null && ["number", "vector", "shape"].includes(spec.kind)) problem = invisible(text);
-  return problem !== null ? problem : CHECKS[spec.kind](spec, text);
+  return problem !== null ? problem : CHECKS[spec.kind](spec, text, tries);
+}
+
+export function answer(spec) {
+  if (spec.kind === "explain") return verdict("revealed", MODEL_ANSWER_MESSAGE);
+  return verdict("revealed", answerSentence(spec));
 }

@@ -16,6 +16,12 @@ Numbers are compared with an absolute tolerance, ``|typed - answer| <= tolerance
 and choices exactly. Messages never repeat a number the reader typed in reformatted form (only the
 raw token, quoted), so Python and JavaScript produce the same text.
 
+A wrong answer says what kind of wrong it is where that can be told (a flipped sign, a factor of
+two, an axis swap, an off-by-one) and, on the reader's first wrong try (``tries=0``), offers
+another try instead of the answer (status ``"retry"``); from the second wrong try on it shows the
+answer (status ``"wrong"``). :func:`answer` is what the "Show the answer" button shows. Input that
+cannot be read (``"invalid"``) is not a try.
+
 What a person types and means is accepted: ``1/2``; ``0,5`` for one number (a decimal comma, unless
 it could be a thousands separator such as ``1,000``, which is asked about); a typographic minus
 or dash for ``-``; ``(2, 3)``, ``[2, 3]``, ``2x3`` or ``torch.Size([2, 3])`` for a shape; unusual
@@ -32,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Status = Literal["correct", "wrong", "invalid", "revealed"]
+Status = Literal["correct", "retry", "wrong", "invalid", "revealed"]
 
 # Whitespace is this explicit set in both languages (Python's and JavaScript's \s differ): ASCII
 # blanks, NBSP, the Ogham space, U+2000-U+200A (en quad ... hair space), line and paragraph
@@ -84,6 +90,17 @@ BRACKETS_MESSAGE = "The brackets do not match: close each ( with ) and each [ wi
 EMPTY_ENTRY_MESSAGE = "There is an empty entry between commas; remove the extra comma."
 UNKNOWN_OPTION_MESSAGE = "Pick one of the listed options."
 EXPLAIN_MESSAGE = "Compare your explanation with this model answer:"
+MODEL_ANSWER_MESSAGE = "Here is a model answer:"
+RETRY = "Try again, or show the answer."
+SIGN_FLIPPED = "the sign is flipped"
+TWICE = "that is twice the answer"
+HALF = "that is half the answer"
+OFF_BY_ONE = "that is off by one"
+EVERY_SIGN_FLIPPED = "every sign is flipped"
+EVERY_TWICE = "every entry is twice the answer's"
+EVERY_HALF = "every entry is half the answer's"
+REVERSED = "the entries are in reverse order"
+PERMUTED = "the axis lengths are right but in another order"
 
 
 @dataclass(frozen=True)
@@ -247,7 +264,7 @@ def _decimal_comma(text: str) -> str | Verdict:
     return f"{sign}{whole}.{fraction}"
 
 
-def _check_number(spec: Mapping[str, Any], text: str) -> Verdict:
+def _check_number(spec: Mapping[str, Any], text: str, tries: int) -> Verdict:
     """One number within the tolerance."""
     text = _decimal_comma(text)
     if isinstance(text, Verdict):
@@ -259,12 +276,42 @@ def _check_number(spec: Mapping[str, Any], text: str) -> Verdict:
         return Verdict("invalid", EMPTY_MESSAGES["number"])
     if len(values) > 1:
         return Verdict("invalid", f"Type one number, not {len(values)}.")
-    if abs(values[0] - spec["answer"]) <= spec["tolerance"]:
+    typed, answer, tolerance = values[0], spec["answer"], spec["tolerance"]
+    if abs(typed - answer) <= tolerance:
         return Verdict("correct", f"Right. The answer is {spec['answer_text']}.")
-    return Verdict("wrong", f"Not quite. The answer is {spec['answer_text']}.")
+    return _wrong(_number_mistake(typed, answer, tolerance), spec, tries)
 
 
-def _check_vector(spec: Mapping[str, Any], text: str) -> Verdict:
+def _number_mistake(typed: float, answer: float, tolerance: float) -> str:
+    """What kind of wrong ``typed`` is: a flipped sign, a factor of 2, an off-by-one, or ''."""
+    if abs(typed + answer) <= tolerance:
+        return SIGN_FLIPPED
+    if abs(typed - 2 * answer) <= tolerance:
+        return TWICE
+    if abs(typed - answer / 2) <= tolerance:
+        return HALF
+    if answer == math.floor(answer) and min(abs(typed - answer - 1), abs(typed - answer + 1)) <= (
+        tolerance
+    ):
+        return OFF_BY_ONE
+    return ""
+
+
+def _wrong(mistake: str, spec: Mapping[str, Any], tries: int) -> Verdict:
+    """'Not quite: <mistake>.' then another try (the first time) or the answer (after that)."""
+    head = f"Not quite: {mistake}." if mistake else "Not quite."
+    if tries == 0:
+        return Verdict("retry", f"{head} {RETRY}")
+    return Verdict("wrong", f"{head} {_answer_sentence(spec)}")
+
+
+def _answer_sentence(spec: Mapping[str, Any]) -> str:
+    """'The answer is 5.5.' ('The shape is (4, 7, 3).' for a shape)."""
+    noun = "shape" if spec["kind"] == "shape" else "answer"
+    return f"The {noun} is {spec['answer_text']}."
+
+
+def _check_vector(spec: Mapping[str, Any], text: str, tries: int) -> Verdict:
     """Every entry within the tolerance; a wrong count is a typing problem, not a wrong answer."""
     values = _parse_numbers(text, "vector")
     if isinstance(values, Verdict):
@@ -281,15 +328,33 @@ def _check_vector(spec: Mapping[str, Any], text: str) -> Verdict:
     ]
     if not differ:
         return Verdict("correct", f"Right. The answer is {spec['answer_text']}.")
-    where = (
-        f"the entry at index {differ[0]} differs"
-        if len(differ) == 1
-        else f"the entries at indices {_join_positions(differ)} differ"
-    )
-    return Verdict("wrong", f"Not quite: {where}. The answer is {spec['answer_text']}.")
+    return _wrong(_vector_mistake(values, answer, tolerance, differ), spec, tries)
 
 
-def _check_shape(spec: Mapping[str, Any], text: str) -> Verdict:
+def _vector_mistake(
+    values: Sequence[float], answer: Sequence[float], tolerance: float, differ: Sequence[int]
+) -> str:
+    """A pattern over the whole list (signs, factor 2, order), else which entries differ."""
+
+    def every(close: Any) -> bool:
+        return all(close(v, a) for v, a in zip(values, answer, strict=True))
+
+    if every(lambda v, a: abs(v + a) <= tolerance):
+        return EVERY_SIGN_FLIPPED
+    if every(lambda v, a: abs(v - 2 * a) <= tolerance):
+        return EVERY_TWICE
+    if every(lambda v, a: abs(v - a / 2) <= tolerance):
+        return EVERY_HALF
+    if all(abs(v - a) <= tolerance for v, a in zip(values, reversed(answer), strict=True)):
+        return REVERSED
+    flipped = all(abs(values[i] + answer[i]) <= tolerance for i in differ)
+    if len(differ) == 1:
+        return f"the entry at index {differ[0]} {'has the wrong sign' if flipped else 'differs'}"
+    where = f"the entries at indices {_join_positions(differ)}"
+    return f"{where} {'have the wrong sign' if flipped else 'differ'}"
+
+
+def _check_shape(spec: Mapping[str, Any], text: str, tries: int) -> Verdict:
     """Exact axis lengths, compared as digit strings so no precision is lost in JavaScript."""
     tokens = split_entries(text, "shape")
     if isinstance(tokens, Verdict):
@@ -304,20 +369,31 @@ def _check_shape(spec: Mapping[str, Any], text: str) -> Verdict:
     answer_text = spec["answer_text"]
     if len(typed) != len(answer):
         has = _plural(len(answer), "axis", "axes")
-        message = f"Not quite: the answer has {has}, you gave {len(typed)}. It is {answer_text}."
-        return Verdict("wrong", message)
+        return _wrong(f"the answer has {has}, you gave {len(typed)}", spec, tries)
     differ = [i for i, (t, a) in enumerate(zip(typed, answer, strict=True)) if t != a]
     if not differ:
         return Verdict("correct", f"Right. The shape is {answer_text}.")
-    where = (
-        f"axis {differ[0]} differs"
-        if len(differ) == 1
-        else f"axes {_join_positions(differ)} differ"
-    )
-    return Verdict("wrong", f"Not quite: {where}. The shape is {answer_text}.")
+    return _wrong(_shape_mistake(typed, answer, differ), spec, tries)
 
 
-def _check_choice(spec: Mapping[str, Any], text: str) -> Verdict:
+def _shape_mistake(typed: Sequence[str], answer: Sequence[str], differ: Sequence[int]) -> str:
+    """Two axes swapped (a transpose), any reordering, an axis off by one, or which differ."""
+    if len(differ) == 2:
+        i, j = differ
+        if typed[i] == answer[j] and typed[j] == answer[i]:
+            return f"axes {i} and {j} are swapped, as in a transposed shape"
+    if sorted(typed) == sorted(answer):
+        return PERMUTED
+    if len(differ) == 1:
+        i = differ[0]
+        # Digit strings, so compare lengths near 2**53 without floats: only short ones are +-1.
+        if len(typed[i]) < 16 and len(answer[i]) < 16 and abs(int(typed[i]) - int(answer[i])) == 1:
+            return f"axis {i} is off by one"
+        return f"axis {i} differs"
+    return f"axes {_join_positions(differ)} differ"
+
+
+def _check_choice(spec: Mapping[str, Any], text: str, tries: int) -> Verdict:
     """The picked option, compared exactly."""
     if text == "":
         return Verdict("invalid", EMPTY_MESSAGES["choice"])
@@ -325,10 +401,10 @@ def _check_choice(spec: Mapping[str, Any], text: str) -> Verdict:
         return Verdict("invalid", UNKNOWN_OPTION_MESSAGE)
     if text == spec["answer"]:
         return Verdict("correct", f"Right. The answer is {spec['answer_text']}.")
-    return Verdict("wrong", f"Not quite. The answer is {spec['answer_text']}.")
+    return _wrong("", spec, tries)
 
 
-def _check_explain(spec: Mapping[str, Any], text: str) -> Verdict:
+def _check_explain(spec: Mapping[str, Any], text: str, tries: int) -> Verdict:
     """Any non-blank explanation unlocks the model answer; nothing is graded."""
     if strip_blank(text) == "":
         return Verdict("invalid", EMPTY_MESSAGES["explain"])
@@ -344,9 +420,16 @@ _CHECKS = {
 }
 
 
-def check(spec: Mapping[str, Any], text: str) -> Verdict:
-    """Check the reader's ``text`` against ``spec``; malformed input gets a plain message."""
+def check(spec: Mapping[str, Any], text: str, tries: int = 0) -> Verdict:
+    """Check ``text`` against ``spec`` after ``tries`` wrong tries; bad input: a plain message."""
     problem = _too_long(text)
     if problem is None and spec["kind"] in ("number", "vector", "shape"):
         problem = _invisible(text)
-    return problem if problem is not None else _CHECKS[spec["kind"]](spec, text)
+    return problem if problem is not None else _CHECKS[spec["kind"]](spec, text, tries)
+
+
+def answer(spec: Mapping[str, Any]) -> Verdict:
+    """What "Show the answer" shows: the answer (or, to explain, a model answer follows)."""
+    if spec["kind"] == "explain":
+        return Verdict("revealed", MODEL_ANSWER_MESSAGE)
+    return Verdict("revealed", _answer_sentence(spec))
