@@ -7,9 +7,17 @@ capacity, in positions), the prompt fills positions 0 … T − 1 in one pass (p
 step writes one position per row and reads every position up to it.
 
 Rows may sit at different positions (prompts of different lengths): the query of row b at
-position p_b sees key slots j <= p_b and no others, and a slot is always written before a query
-at its position reads it, so the slots beyond a row's position (padding, or nothing yet) are
-never seen.
+position p_b sees key slots j <= p_b and no others. The cache keeps, per layer and row, which
+slots hold keys of the current sequence, and refuses a pass that would read any other slot:
+
+- a pass writing positions P of a row makes every slot at or after min(P) stale first (they
+  were computed from a sequence that is being rewritten), then marks the slots in P written;
+- every query at position p must then find slots 0 … p written, so the positions of a row
+  continue its sequence (prefill 0 … T − 1, then T, T + 1, …) or re-run part of it;
+- positions repeat within a row nowhere (two tokens cannot share one slot).
+
+Padding that the prefill wrote beyond a short row's length is made stale by the row's first
+step and overwritten before any query of that row reads it.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import ArgumentError, TokenError
 from ..nn.decoder import Decoder
-from ..validate import element_count, positive_int
+from ..validate import as_integer, as_numpy, element_count, positive_int
 
 __all__ = ["KVCache", "LayerCache", "cache_bytes"]
 
@@ -46,6 +54,7 @@ class LayerCache:
         self._owner = owner
         self.keys = np.zeros(shape)  # (B, H, C, d_h)
         self.values = np.zeros(shape)  # (B, H, C, d_h)
+        self.filled = np.zeros((owner.batch, owner.capacity), dtype=bool)  # (B, C) current keys
         self.written: tuple[Tensor, Tensor] | None = None  # the last k, v stored (for counting)
 
     @property
@@ -66,7 +75,10 @@ class LayerCache:
                 f"{[batch, heads, positions.shape[1], head_width]}; got "
                 f"k {k.shape}, v {v.shape}."
             )
+        filled = slots_after_write(self.filled, positions)  # (B, C), checked before writing
+        check_reads(filled, positions)
         rows = np.arange(batch)[:, None]  # (B, 1)
+        self.filled = filled
         self.keys[rows, :, positions] = k.value.transpose(0, 2, 1, 3)  # slots (B, L) ← (H, d_h)
         self.values[rows, :, positions] = v.value.transpose(0, 2, 1, 3)
         self.written = (k, v)
@@ -102,24 +114,50 @@ class KVCache:
         )
 
     def layer(self, index: int) -> LayerCache:
-        """Block ``index``'s cache."""
-        return self.layers[index]
+        """Block ``index``'s cache, 0 <= index < number of layers."""
+        number = as_integer(index, "KVCache.layer index", minimum=0)
+        if number >= self.num_layers:
+            raise ArgumentError(
+                f"KVCache.layer index must lie in [0, {self.num_layers}) (one cache per block); "
+                f"got {number}."
+            )
+        return self.layers[number]
 
     def start(self, positions: Any) -> None:
-        """Set the absolute positions [B, L] of the next tokens run through the decoder."""
-        array = np.asarray(positions)
+        """Set the absolute positions [B, L] of the next tokens run through the decoder.
+
+        Refused (TokenError) when a query would read a slot that holds no key of its sequence:
+        see the module docstring for the rule.
+        """
+        array = as_numpy(positions, "KVCache.start positions", kind="[B, L] integer array")
         if array.ndim != 2 or array.shape[0] != self.batch or array.dtype.kind not in "iu":
             raise ArgumentError(
                 f"KVCache.start needs integer positions [B, L] with B = {self.batch}; got "
-                f"{array.dtype} array of shape {array.shape}."
+                f"{array.dtype} array of shape {array.shape}. Positions are not rounded: pass "
+                "integers."
             )
-        if array.size and (array.min() < 0 or array.max() >= self.capacity):
+        if array.shape[1] == 0:
+            raise TokenError(
+                "KVCache.start needs at least one position per row (L >= 1); got L = 0."
+            )
+        if array.min() < 0 or array.max() >= self.capacity:
             raise TokenError(
                 f"positions must lie in [0, {self.capacity}), the positions this cache holds; "
                 f"got values from {array.min()} to {array.max()}. Build the cache with a "
                 "larger capacity (the context)."
             )
-        self.query_positions = array.astype(np.int64)
+        array = array.astype(np.int64)
+        ordered = np.sort(array, axis=1)
+        if (ordered[:, 1:] == ordered[:, :-1]).any():
+            row = int(np.argmax((ordered[:, 1:] == ordered[:, :-1]).any(axis=1)))
+            raise TokenError(
+                f"each position may appear once per row in one pass (one key slot per token); "
+                f"row {row} repeats a position: {array[row].tolist()}. Run the tokens at "
+                "distinct positions."
+            )
+        for layer in self.layers:  # every layer, before any of them is written
+            check_reads(slots_after_write(layer.filled, array), array)
+        self.query_positions = array
 
     @property
     def nbytes(self) -> int:
@@ -130,6 +168,45 @@ class KVCache:
         """(K shape, V shape) of each layer, [B, H, C, d_h]."""
         return [(layer.keys.shape, layer.values.shape) for layer in self.layers]
 
+    def filled_lengths(self) -> np.ndarray:
+        """[B]: how many leading slots of each row hold current keys in every layer."""
+        lengths = [_first_gap(layer.filled) for layer in self.layers]
+        return np.minimum.reduce(lengths) if lengths else np.zeros(self.batch, dtype=np.int64)
+
     def written(self) -> list[Tensor]:
         """The k and v tensors every layer stored on the last pass (their tapes hold its work)."""
         return [t for layer in self.layers if layer.written for t in layer.written]
+
+
+def _first_gap(filled: np.ndarray) -> np.ndarray:
+    """[B]: the first slot of each row that holds no current key (C when all do)."""
+    capacity = filled.shape[1]
+    return np.where(filled.all(axis=1), capacity, np.argmin(filled, axis=1)).astype(np.int64)
+
+
+def slots_after_write(filled: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """[B, C]: the slots that hold current keys once positions [B, L] are (re)written.
+
+    Slots at or after a row's smallest new position are stale (computed from the sequence being
+    rewritten), so they are cleared first; then the new positions are marked.
+    """
+    slots = np.arange(filled.shape[1])[None, :]  # (1, C)
+    after = filled & (slots < positions.min(axis=1, keepdims=True))  # (B, C)
+    after[np.arange(filled.shape[0])[:, None], positions] = True
+    return after
+
+
+def check_reads(filled: np.ndarray, positions: np.ndarray) -> None:
+    """Refuse a pass in which a query at position p would read a slot j <= p never written."""
+    gap = _first_gap(filled)  # (B,)
+    latest = positions.max(axis=1)  # (B,): the query reading the most slots
+    bad = np.flatnonzero(latest >= gap)
+    if bad.size:
+        b = int(bad[0])
+        raise TokenError(
+            f"KVCache: the query at position {int(latest[b])} of row {b} would read key slot "
+            f"{int(gap[b])}, which holds no key of its sequence (with this pass's positions "
+            f"{positions[b].tolist()}, row {b} holds its first {int(gap[b])} slots). Positions "
+            "must continue each row's sequence: prefill 0 … T − 1 first, then one position at a "
+            "time, each at most one past the last slot written."
+        )

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..random import SplitMix64
-from ..validate import as_float_array, as_real, generator, positive_int
+from ..validate import as_flag, as_float_array, as_real, generator, positive_int
 
 __all__ = [
     "check_temperature",
@@ -65,13 +65,13 @@ def check_top_k(k: Any) -> int:
 
 def check_top_p(p: Any) -> float:
     """p as a float in (0, 1]."""
-    p = as_real(p, "top_p", fix="top_p is a probability mass in (0, 1]; 1 keeps all.")
-    if not 0.0 < p <= 1.0:
+    mass = as_real(p, "top_p", fix="top_p is a probability mass in (0, 1]; 1 keeps all.")
+    if not 0.0 < mass <= 1.0:
         raise ArgumentError(
             f"top_p must lie in (0, 1] (the probability mass the nucleus keeps); got {p!r}. "
             "Use 1.0 to keep every token."
         )
-    return p
+    return mass
 
 
 def probabilities(logits: Any) -> np.ndarray:
@@ -82,8 +82,28 @@ def probabilities(logits: Any) -> np.ndarray:
 
 
 def entropy(probs: Any) -> np.ndarray:
-    """H(p) = −Σ_i p_i ln p_i per row, in nats (0 ln 0 = 0)."""
+    """H(p) = −Σ_i p_i ln p_i per row (the last axis), in nats (0 ln 0 = 0).
+
+    Each row must be a probability distribution: entries >= 0 that sum to 1 (within 1e-6).
+    """
     p = as_float_array(probs, "probabilities", finite=True)
+    if p.ndim == 0 or p.shape[-1] == 0:
+        raise ArgumentError(
+            f"entropy needs probabilities [..., V] with V >= 1 (one distribution per row); got "
+            f"shape {p.shape}. Pass probabilities(logits), or p[None] for one distribution."
+        )
+    if (p < 0).any():
+        raise ArgumentError(
+            f"entropy needs probabilities >= 0; got a smallest entry of {p.min()!r}. Pass "
+            "probabilities(logits), not logits."
+        )
+    totals = p.sum(axis=-1)
+    if (np.abs(totals - 1.0) > 1e-6).any():
+        worst = float(totals.ravel()[np.argmax(np.abs(totals - 1.0).ravel())])
+        raise ArgumentError(
+            f"entropy needs each row to sum to 1 (a distribution); got a row summing to "
+            f"{worst!r}. Normalise it first (p / p.sum(axis=-1, keepdims=True))."
+        )
     logs = np.log(np.where(p > 0, p, 1.0))
     return -(p * logs).sum(axis=-1)
 
@@ -148,7 +168,19 @@ def next_tokens(
     top_k: int | None = None,
     top_p: float | None = None,
 ) -> np.ndarray:
-    """[B] next IDs: greedy, or a draw from softmax(filters(z / τ)) with top-k then top-p."""
+    """[B] next IDs: greedy, or a draw from softmax(filters(z / τ)) with top-k then top-p.
+
+    Every option is checked, also those greedy decoding does not read; ``rng`` may be None
+    only with ``do_sample=False``.
+    """
+    do_sample = as_flag(do_sample, "do_sample")
+    check_temperature(temperature)
+    if top_k is not None:
+        check_top_k(top_k)
+    if top_p is not None:
+        check_top_p(top_p)
+    if do_sample or rng is not None:
+        rng = generator(rng, f"next_tokens (do_sample={do_sample})")
     if not do_sample:
         return greedy(logits)
     z = temperature_scale(logits, temperature)

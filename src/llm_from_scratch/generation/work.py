@@ -16,7 +16,7 @@ import numpy as np
 from ..autodiff import Tensor, no_grad, walk_tape
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
-from ..validate import positive_int
+from ..validate import as_flag, positive_int, received
 from .cache import KVCache
 from .loop import decode_step, prefill
 
@@ -36,6 +36,11 @@ def _product_work(node: Tensor) -> int:
 
 def multiply_adds(roots: Sequence[Tensor]) -> int:
     """Σ of the multiply-adds of every matrix product on the roots' tapes, each counted once."""
+    if not isinstance(roots, list | tuple):
+        raise ArgumentError(
+            f"multiply_adds reads tapes of Tensors: pass a list or tuple of them; got "
+            f"{received(roots)}. For one tensor write multiply_adds([t])."
+        )
     seen: set[int] = set()
     total = 0
     for root in roots:
@@ -59,6 +64,7 @@ def decoder_step_work(model: Decoder, length: int, *, cached: bool) -> int:
     if not isinstance(model, Decoder):
         raise ArgumentError(f"decoder_step_work needs a Decoder; got {type(model).__name__}.")
     length = positive_int(length, "decoder_step_work length")
+    cached = as_flag(cached, "decoder_step_work cached")
     ids = (np.arange(length, dtype=np.int64) % model.vocab_size)[None, :]  # (1, T)
     if not cached:
         return multiply_adds([model(ids)])
