@@ -13,6 +13,7 @@ probe_position = 3  # the table row inspected in the text
 alibi_slope = 0.25  # a hand-picked ALiBi slope m
 alibi_distance = 2  # query index minus key index, i - j
 alibi_head_count = 8  # heads whose paper slopes are listed
+same_token_count = 5  # length of the identical-token sequence in the ALiBi section
 odd_head_count = 6  # a head count that is not a power of two
 q_pair = [0.6, 0.8]  # one query coordinate pair
 k_pair = [1.0, 0.0]  # one key coordinate pair
@@ -24,6 +25,7 @@ slider_query = [0.0, 1.0]  # the pair the slider moves
 slider_key = [0.6, -0.8]
 slider_offset = 3  # key position minus query position in the slider
 slider_positions = list(range(13))  # query positions the slider offers
+rope_query_position = 2.0  # query position of the whole-vector RoPE check
 train_length = 256  # a "training" length for the extrapolation check at the end
 long_context_factor = 3  # how many times longer than training the last section looks
 large_head_width = 64  # a head width of a typical large model, for the same check
@@ -40,6 +42,7 @@ probe_position = 5  # the table row inspected in the text
 alibi_slope = 0.125  # a hand-picked ALiBi slope m
 alibi_distance = 6  # query index minus key index, i - j
 alibi_head_count = 16  # heads whose paper slopes are listed
+same_token_count = 7  # length of the identical-token sequence in the ALiBi section
 odd_head_count = 12  # a head count that is not a power of two
 q_pair = [0.0, 2.0]  # one query coordinate pair
 k_pair = [1.5, 0.0]  # one key coordinate pair
@@ -51,6 +54,7 @@ slider_query = [1.0, 1.0]  # the pair the slider moves
 slider_key = [2.0, 0.0]
 slider_offset = 1  # key position minus query position in the slider
 slider_positions = list(range(20))  # query positions the slider offers
+rope_query_position = 4.0  # query position of the whole-vector RoPE check
 train_length = 1024  # a "training" length for the extrapolation check at the end
 long_context_factor = 8  # how many times longer than training the last section looks
 large_head_width = 128  # a head width of a large model, for the same check
@@ -67,4 +71,7 @@ MUST_CHANGE = [
     "relative_score",
     "vector_score",
     "slowest_long_angle",
+    "alibi_gap",
+    "mask_gap",
+    "unconverted_gap",
 ]
