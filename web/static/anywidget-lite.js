@@ -3,6 +3,8 @@
 // `_esm`, with its stylesheet as `_css`), so this small loader replaces the 3.6 MB
 // @jupyter-widgets/html-manager bundle and require.js: it gives each view the part of the
 // anywidget model API the views use (get, set, on, off, save_changes) over the stored state.
+// The build stores each page's distinct modules and stylesheets once, in the state's
+// `lfs_shared` table, and each model names its own ("lfs-shared:0"): web/book_assets.py.
 (function () {
   "use strict";
   var STATE = 'script[type="application/vnd.jupyter.widget-state+json"]';
@@ -42,17 +44,26 @@
   function start() {
     var stateTag = document.querySelector(STATE);
     if (!stateTag) return;
-    var models = JSON.parse(stateTag.textContent).state;
+    var documentState = JSON.parse(stateTag.textContent);
+    var models = documentState.state;
+    var shared = documentState.lfs_shared || {};
+    function resolve(text) {
+      return typeof text === "string" && Object.prototype.hasOwnProperty.call(shared, text)
+        ? shared[text]
+        : text;
+    }
     var modules = new Map();
     var styles = new Set();
     document.querySelectorAll(VIEW).forEach(function (tag) {
       var id = JSON.parse(tag.textContent).model_id;
       var entry = models[id];
-      if (!entry || entry.model_name !== "AnyModel" || !entry.state._esm) {
+      if (!entry || entry.model_name !== "AnyModel" || !resolve(entry.state._esm)) {
         console.warn("widget " + id + " is not an anywidget; it is not shown");
         return;
       }
       var state = Object.assign({}, entry.state);
+      state._esm = resolve(state._esm);
+      state._css = resolve(state._css);
       var area = document.createElement("div");
       area.className = "widget-subarea";
       var el = document.createElement("div");

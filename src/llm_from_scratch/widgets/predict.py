@@ -78,9 +78,9 @@ class PredictThenCheck(anywidget.AnyWidget):
         """'number', 'vector', 'shape', 'choice' or 'explain'."""
         return str(self.spec["kind"])
 
-    def check(self, text: str) -> Verdict:
-        """The verdict the browser gives for ``text`` (same rules, run in Python)."""
-        return check(self.spec, text)
+    def check(self, text: str, tries: int = 0) -> Verdict:
+        """The verdict the browser gives for ``text`` after ``tries`` wrong tries (same rules)."""
+        return check(self.spec, text, tries)
 
     def reveal(self) -> AnswerReveal:
         """The ``<details>`` reveal shown under the view."""
