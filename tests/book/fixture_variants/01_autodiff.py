@@ -10,6 +10,7 @@ upstream_values = [[2.0, -1.0, 0.5], [1.0, 3.0, -2.0]]  # G, the gradient arrivi
 stream_seed = 1234567  # SplitMix64 seed for the stream demonstration
 fan_in, fan_out = 2, 3  # widths of the initialised layer
 init_seed = 7  # SplitMix64 seed for that layer
+noise_bound = 1e-8  # gaps below this are rounding noise, shown as "below 1e-8"
 """,
     "other-widths": """\
 # The chapter's fixture: every number on this page is computed from these values.
@@ -20,6 +21,7 @@ upstream_values = [[1.0, 2.0, 3.0, 4.0], [0.0, -1.0, 0.0, 1.0], [2.0, 2.0, -2.0,
 stream_seed = 42  # SplitMix64 seed for the stream demonstration
 fan_in, fan_out = 4, 5  # widths of the initialised layer
 init_seed = 20  # SplitMix64 seed for that layer
+noise_bound = 1e-8  # gaps below this are rounding noise, shown as "below 1e-8"
 """,
 }
 
