@@ -32,6 +32,11 @@ from ..validate import (
 )
 from .module import Module, as_tensor
 
+#: Explicit whole positions below this many (or below the current table's length) are read
+#: from the shared cos/sin tables; a larger position is rotated by angles computed for it alone,
+#: so position 1,000,000 costs one row, not a [1,000,000, d_h] table.
+TABLE_ROWS = 4096
+
 Pairing = Literal["interleaved", "half"]
 PAIRINGS: tuple[str, ...] = ("interleaved", "half")
 
@@ -338,11 +343,20 @@ class RotaryEmbedding(Module):
         whole = (
             positions.size and positions.min() >= 0 and np.array_equal(positions, positions // 1)
         )
-        if whole:  # absolute positions (a KV cache): rows of the shared tables, the same values
+        if whole and positions.max() < max(TABLE_ROWS, self._table_length()):
+            # absolute positions (a KV cache): rows of the shared tables, the same values
             cos_full, sin_signed, swap = self._tables_for(int(positions.max()) + 1)
             index = positions.astype(np.int64)
             return ops.pair_rotate(x, cos=cos_full[index], sin=sin_signed[index], partner=swap)
+        # Far or fractional positions: the angles of exactly the positions asked, never a table
+        # up to them. The same products t·ω_j and the same cos and sin give, for a whole
+        # position, bit for bit the table's row (tests/generation/test_rope_far.py).
         return rotate_pairs(x, self.angles(positions), self.pairing)
+
+    def _table_length(self) -> int:
+        """How many positions the shared tables hold now (0 before the first call)."""
+        cached = self._default_tables
+        return 0 if cached is None else cached[2]
 
 
 # --- position schemes for attention ------------------------------------------------------------
