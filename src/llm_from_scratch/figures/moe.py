@@ -141,20 +141,22 @@ def router_figure(
         colours = [SELECTED_COLOUR if c else UNSELECTED_COLOUR for c in view.chosen[n]]
         ax.bar(experts, view.probabilities[n], color=colours, edgecolor=INK, linewidth=0.6)
         for e in experts[view.chosen[n]]:
-            ax.annotate(
-                f"g={view.gates[n, e]:.2f}",
+            ax.annotate(  # the gate alone ("g" is in the title): two neighbours never collide
+                f"{view.gates[n, e]:.2f}",
                 xy=(e, view.probabilities[n, e]),
                 xytext=(0, 3),
                 textcoords="offset points",
                 ha="center",
-                fontsize=8,
+                fontsize=9,  # as large as the tick labels
             )
         ax.set_title(f"{labels[n]}: mass {view.kept_mass[n]:.2f}", fontsize=9)
         ax.set_xticks(experts, [f"e{e}" for e in experts])
         ax.set_ylim(0.0, top)
     for ax in grid[:, 0]:
         ax.set_ylabel("router probability")
-    fig.suptitle(f"top-{view.k} choices (blue) and their renormalised gates g", fontsize=10)
+    fig.suptitle(
+        f"top-{view.k} choices (blue), each with its renormalised gate g above it", fontsize=10
+    )
     fig.tight_layout()
     return fig
 
@@ -561,7 +563,7 @@ def load_svg(load: ExpertLoad, top: int, title: str) -> str:
             f'fill="currentColor">e{e}</text>'
         )
         parts.append(
-            f'<text x="{x:.1f}" y="{_BASELINE + 32:.0f}" font-size="11" text-anchor="middle" '
+            f'<text x="{x:.1f}" y="{_BASELINE + 32:.0f}" font-size="12" text-anchor="middle" '
             f'fill="currentColor" fill-opacity="0.8">'
             f"{int(load.kept[e])}/{int(load.dropped[e])}</text>"
         )

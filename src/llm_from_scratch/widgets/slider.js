@@ -21,6 +21,8 @@ function render({ model, el }) {
     step: "1",
   });
   const value = h("output", { class: "lfs-slider__value", for: range.id });
+  // As wide as the longest value text, so the track keeps its length and place as values change.
+  value.style.minWidth = `${Math.max(...texts.map((text) => Array.from(text).length))}ch`;
   const frame = h("div", { class: "lfs-slider__frame" });
   const root = h("div", { class: "lfs-slider", "data-lm-suppress-shortcuts": "true" }, [
     h("div", { class: "lfs-slider__control" }, [
