@@ -11,6 +11,8 @@ G_SMALL_LAYER = np.array([[2.0, 1.0], [1.0, -1.0], [0.0, 3.0]])
 INIT_SEED = 23
 STACKED_WIDTH = 5
 LEADING_SHAPES = [(), (2,), (1, 2), (4, 7), (0,)]
+STEP, TOLERANCE = 1e-6, 2e-6  # central-difference step, and the largest gap it may leave
+ROUNDING = 1e-12  # results closer than this are equal up to rounding
 """,
     "other-widths": """\
 X = np.array(
@@ -31,6 +33,8 @@ G_SMALL_LAYER = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 1.0], [2.0, 0.0, -1.0], [1
 INIT_SEED = 7
 STACKED_WIDTH = 3
 LEADING_SHAPES = [(), (3,), (2, 3), (5, 1, 2), (2, 0)]
+STEP, TOLERANCE = 1e-6, 2e-6  # central-difference step, and the largest gap it may leave
+ROUNDING = 1e-12  # results closer than this are equal up to rounding
 """,
 }
 
