@@ -1,7 +1,7 @@
 """Figures and tables for the feed-forward chapter, each from values the package computed.
 
 - :func:`activation_curves` / :func:`activation_figure`: GELU = zΦ(z), ReLU and SiLU on a grid,
-  with the gate factors σ(b) (GLU) and SiLU(b) (SwiGLU) in a second panel;
+  with the gate factors σ(a) (GLU) and SiLU(a) (SwiGLU) in a second panel;
 - :func:`budget_rows` / :func:`budget_table`: a parameter budget as a Markdown table.
 """
 
@@ -61,7 +61,7 @@ def activation_curves(z: Sequence[float] | np.ndarray) -> ActivationCurves:
 def activation_figure(
     curves: ActivationCurves, *, marks: Mapping[str, tuple[float, float]] | None = None
 ) -> BookFigure:
-    """Left: GELU, ReLU, SiLU. Right: the gate factors σ(b) and SiLU(b). ``marks`` label points."""
+    """Left: GELU, ReLU, SiLU. Right: the gate factors σ(a) and SiLU(a). ``marks`` label points."""
     fig, (left, right) = new_figure(6.7, 3.4, ncols=2)  # at most the 672 px column
     left.plot(curves.z, curves.gelu, color=PALETTE.blue, label="GELU(z) = z Φ(z)")
     left.plot(curves.z, curves.relu, color=PALETTE.vermillion, ls="--", label="ReLU(z)")
@@ -71,12 +71,12 @@ def activation_figure(
         left.annotate(label, xy=(x, y), xytext=(6, -12), textcoords="offset points", fontsize=8)
     left.set_title("activations of a dense FFN")
     right.axhspan(0.0, 1.0, color="#DDDDDD", alpha=0.5, lw=0, label="(0, 1): a sigmoid's range")
-    right.plot(curves.z, curves.sigmoid, color=PALETTE.orange, label="GLU gate σ(b)")
+    right.plot(curves.z, curves.sigmoid, color=PALETTE.orange, label="GLU gate σ(a)")
     right.plot(
-        curves.z, curves.silu, color=PALETTE.bluish_green, ls=":", label="SwiGLU gate SiLU(b)"
+        curves.z, curves.silu, color=PALETTE.bluish_green, ls=":", label="SwiGLU gate SiLU(a)"
     )
     right.set_title("gate factor multiplying the linear branch")
-    for ax, xlabel in ((left, "z"), (right, "gate projection b")):
+    for ax, xlabel in ((left, "z"), (right, "gate pre-activation a")):
         ax.axhline(0.0, color=MUTED, lw=0.6)
         ax.axvline(0.0, color=MUTED, lw=0.6)
         ax.set_xlim(curves.z[0], curves.z[-1])

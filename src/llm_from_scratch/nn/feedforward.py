@@ -5,8 +5,8 @@ W₂ φ(W₁ x + b₁) + b₂), expanding width D to a hidden width and back (or
 width d_out, as the gated layers allow). Its two :class:`Linear` children are ``up`` (W₁, b₁)
 and ``down`` (W₂, b₂), the same names the gated layers use.
 
-:class:`GLU` is the gated layer with a sigmoid gate: (σ(X W_g) ⊙ (X W_u)) W_2, i.e. a ⊙ σ(b)
-with the linear branch a = X W_u and the gate projection b = X W_g. It shares gate, up and down
+:class:`GLU` is the gated layer with a sigmoid gate: (σ(X W_g) ⊙ (X W_u)) W_2, i.e. u ⊙ σ(a)
+with the linear branch u = X W_u and the gate pre-activation a = X W_g. It shares gate, up and down
 (and their checks) with :class:`~llm_from_scratch.nn.swiglu.SwiGLU`, which gates with SiLU.
 """
 
@@ -140,7 +140,7 @@ class FeedForward(Module):
 
 
 class GLU(GatedFeedForward):
-    """Y = (σ(X W_g) ⊙ (X W_u)) W_2: the linear branch a = X W_u gated by σ(b), b = X W_g."""
+    """Y = (σ(X W_g) ⊙ (X W_u)) W_2: the linear branch u = X W_u gated by σ(a), a = X W_g."""
 
     activation = "sigmoid"
 
