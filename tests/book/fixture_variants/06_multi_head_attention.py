@@ -12,9 +12,11 @@ batch, tokens, model_width, num_heads = 2, 4, 8, 2  # X is [B, T, D], split into
 small_case = (1, 2, 4, 2)  # (B, T, D, H) with T == H: split and permuted shapes coincide
 seed = 7  # SplitMix64 seed: the four projection weights first, then the inputs
 valid_lengths = (3, 4)  # real tokens in each batch row; later positions are padding
-token_order = (1, 3, 0, 2)  # a rearrangement of the T positions (a permutation of 0..T-1)
+token_order = (0, 2, 1, 3)  # a rearrangement of the T positions (a permutation of 0..T-1)
 float_mask_shift = -0.5  # a float-mask entry added to one score
 causal_queries = 3  # L < S = tokens: fewer queries than keys, for the causal alignment
+value_factor = 3.0  # a second layer's W_V is this multiple of the first's
+probe_position = 2  # the causal output whose gradient is probed
 exercise_heads = 4  # exercises: another head count that divides the width
 exercise_value = [0.5, 0.5]  # exercises: a new value vector for the last hand token
 """,
@@ -29,9 +31,11 @@ batch, tokens, model_width, num_heads = 3, 5, 12, 3  # X is [B, T, D], split int
 small_case = (1, 3, 6, 3)  # (B, T, D, H) with T == H: split and permuted shapes coincide
 seed = 2026  # SplitMix64 seed: the four projection weights first, then the inputs
 valid_lengths = (5, 2, 4)  # real tokens in each batch row; later positions are padding
-token_order = (4, 2, 0, 1, 3)  # a rearrangement of the T positions (a permutation of 0..T-1)
+token_order = (1, 0, 2, 4, 3)  # a rearrangement of the T positions (a permutation of 0..T-1)
 float_mask_shift = 1.0  # a float-mask entry added to one score
 causal_queries = 2  # L < S = tokens: fewer queries than keys, for the causal alignment
+value_factor = -0.5  # a second layer's W_V is this multiple of the first's
+probe_position = 3  # the causal output whose gradient is probed
 exercise_heads = 6  # exercises: another head count that divides the width
 exercise_value = [4.0, -4.0]  # exercises: a new value vector for the last hand token
 """,
