@@ -9,7 +9,7 @@ num_layers = 24  # blocks in the stack
 vocab_size = 32000  # V: rows of the token embedding (and of an untied output head)
 scalar_x, scalar_W1, scalar_b1, scalar_W2, scalar_b2 = 1.5, -0.5, 0.25, 2.0, -1.0  # a 1-wide FFN
 gelu_probe = 0.5  # where GELU(x) = x Φ(x) is evaluated
-glu_a, glu_b = 3.0, 1.0  # linear branch u = x W_u and gate pre-activation a = x W_g
+branch_u, gate_a = 3.0, 1.0  # linear branch u = x W_u and gate pre-activation a = x W_g
 gate_probe = 4.0  # a larger gate projection, to see whether a gate factor stays below 1
 small_width, small_positions = 4, 3  # a random FFN for the shape and independence checks
 ffn_seed, input_seed = 5, 9  # SplitMix64 seeds for its weights and its input
@@ -24,7 +24,7 @@ num_layers = 6  # blocks in the stack
 vocab_size = 10  # V: rows of the token embedding (and of an untied output head)
 scalar_x, scalar_W1, scalar_b1, scalar_W2, scalar_b2 = 2.0, 1.0, -0.5, -2.0, 0.5  # a 1-wide FFN
 gelu_probe = -1.0  # where GELU(x) = x Φ(x) is evaluated
-glu_a, glu_b = 1.5, -2.0  # linear branch u = x W_u and gate pre-activation a = x W_g
+branch_u, gate_a = 1.5, -2.0  # linear branch u = x W_u and gate pre-activation a = x W_g
 gate_probe = 3.0  # a larger gate projection, to see whether a gate factor stays below 1
 small_width, small_positions = 6, 5  # a random FFN for the shape and independence checks
 ffn_seed, input_seed = 1, 2  # SplitMix64 seeds for its weights and its input
