@@ -10,6 +10,7 @@ balance_gates = [0.6, 0.4]  # one token's gates over two selected experts
 balance_tokens = 5  # how many tokens route exactly this way
 balanced_gates = [0.5, 0.5]  # an even split, for contrast
 penalty_tokens, penalty_experts, penalty_seed = 6, 4, 11  # random scores for the top-1 check
+switch_alpha = 1e-2  # α, the weight of the Switch Transformer balancing loss
 capacity_router = [[2.0, -1.0], [-1.0, 0.5]]  # router weight [D = 2, E = 2], bias-free
 capacity_inputs = [[0.9, 0.1], [0.5, -0.4], [0.7, 0.2], [0.6, 0.8]]  # four tokens [4, 2]
 capacity = 2  # slots per expert in that routing batch
@@ -32,6 +33,7 @@ balance_gates = [0.5, 0.3, 0.2]  # one token's gates over three selected experts
 balance_tokens = 3  # how many tokens route exactly this way
 balanced_gates = [1 / 3, 1 / 3, 1 / 3]  # an even split, for contrast
 penalty_tokens, penalty_experts, penalty_seed = 9, 5, 4  # random scores for the top-1 check
+switch_alpha = 1e-2  # α, the weight of the Switch Transformer balancing loss
 capacity_router = [[1.0, -1.0, 0.0], [0.5, 0.0, -0.5], [0.0, 0.3, 0.1]]  # [D = 3, E = 3]
 capacity_inputs = [[1.0, 0.0, 0.2], [0.8, 0.3, -0.1], [0.9, -0.2, 0.0], [0.7, 0.1, 0.4],
                    [-0.9, 0.2, 0.3], [0.1, -1.0, 0.5]]  # six tokens [6, 3]
@@ -59,4 +61,5 @@ MUST_CHANGE = [
     "batch_importance_cv2",
     "requested",
     "output_gap",
+    "switch_loss",
 ]
