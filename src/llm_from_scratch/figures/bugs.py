@@ -4,7 +4,8 @@
   cell filled where the check caught the mutant, blank where it missed it, grey where the check
   never ran the mutated piece (glyphs as well as colours, so no cell is read by colour alone);
 - :func:`attention_maps_figure`: [T, T] attention maps next to each other on one colour scale,
-  each titled with the variant that produced it.
+  each titled with the variant that produced it;
+- :func:`check_times_figure`: the seconds each check took, one bar per check on a log axis.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "STATUS_CODES",
     "attention_maps_figure",
     "causal_boundary",
+    "check_times_figure",
     "matrix_codes",
     "zoo_matrix_figure",
 ]
@@ -135,4 +137,24 @@ def attention_maps_figure(maps: Mapping[str, np.ndarray], *, boundary: bool = Tr
     bar = fig.colorbar(image, ax=list(axes[0]), shrink=0.8, pad=0.02)
     bar.set_label("weight", fontsize=8)
     bar.ax.tick_params(labelsize=8)
+    return fig
+
+
+def check_times_figure(seconds: Mapping[str, float]) -> BookFigure:
+    """One horizontal bar per check, in the given order (top first): its run time on a log axis."""
+    if not seconds:
+        raise ArgumentError("check_times_figure needs at least one check.")
+    names = list(seconds)
+    values = np.array([float(seconds[name]) for name in names])
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise ArgumentError(f"check times must be positive seconds; got {values.tolist()}.")
+    fig, ax = new_figure(6.6, 0.5 * len(names) + 1.2)
+    rows = np.arange(len(names))
+    ax.barh(rows, values * 1e3, color=PALETTE.blue)
+    ax.set_yticks(rows, names)
+    ax.invert_yaxis()  # the first check on top
+    ax.set_xscale("log")
+    ax.set_xlabel("milliseconds per run (this machine, this run)")
+    ax.tick_params(colors=INK)
+    fig.tight_layout()
     return fig
