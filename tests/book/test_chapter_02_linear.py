@@ -138,6 +138,6 @@ def test_widget_answers_are_the_seed_answers(notebook) -> None:
         "<code>[9, 6]</code>",
         "the weight is invalid, the input is valid",
         "which is the bias b",
-        "Bengio et al.",
+        "<strong>Answer:</strong> its transpose Wᵀ",
     ]:
         assert answer in answers
