@@ -46,4 +46,5 @@ MUST_CHANGE = [
     "unselected_tied",
     "tied_direction_text",
     "wrong_gap",
+    "default_change_max",
 ]
