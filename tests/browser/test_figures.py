@@ -1,44 +1,11 @@
-"""Figures as a reader sees them: smallest text at least 11 CSS px as shown, full size on click."""
-
-from pathlib import Path
-from urllib.parse import unquote, urlsplit
+"""Figures as a reader sees them: full size on click (text sizes as shown: test_screens.py)."""
 
 import pytest
 from playwright.sync_api import Browser
 
-from llm_from_scratch.figures.style import MIN_TEXT_PX, legibility_of
+from .conftest import HTML, SCREENSHOTS, built_pages
 
-from .conftest import HTML, SCREENSHOTS, Visit, built_pages, settle
-
-FIGURE_IMAGES = ".bd-article .cell_output img, .bd-article figure img"
 PAGES = [p for p in built_pages() if (HTML / p).is_file() and "<img" in (HTML / p).read_text()]
-
-
-def served_file(url: str) -> Path:
-    return HTML / unquote(urlsplit(url).path).lstrip("/")
-
-
-@pytest.mark.parametrize("path", PAGES)
-def test_figure_text_is_at_least_11px_as_displayed(visit: Visit, path: str) -> None:
-    settle(visit, path)
-    shown = visit.page.evaluate(
-        f"() => [...document.querySelectorAll('{FIGURE_IMAGES}')]"
-        ".map((image) => [image.currentSrc, image.getBoundingClientRect().width])"
-    )
-    small = []
-    for url, width in shown:
-        record = legibility_of(served_file(url).read_bytes())
-        if record is None:
-            small.append(f"{url}: no text-size record (not drawn as a BookFigure)")
-            continue
-        displayed = record.smallest_text_px * min(1.0, width / record.width_px)
-        if displayed < MIN_TEXT_PX:
-            small.append(
-                f"{Path(url).name}: {record.width_px:g} px figure shown {width:.0f} px wide, "
-                f"smallest text {displayed:.1f} px"
-            )
-    assert not small, f"{path}: text below {MIN_TEXT_PX:g} px\n" + "\n".join(small)
-    assert not visit.problems, "\n".join(visit.problems)
 
 
 def test_a_scaled_down_figure_opens_at_full_size(browser: Browser, site: str) -> None:

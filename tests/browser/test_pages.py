@@ -1,5 +1,6 @@
 """Every page of the built book loads offline in Chromium, with typeset math and its images."""
 
+import json
 import re
 
 import pytest
@@ -40,3 +41,28 @@ def test_page_loads_offline_and_renders(visit: Visit, path: str) -> None:
     if any("/_static/vendor/" in problem for problem in visit.problems):
         visit.problems.append(VENDOR_HINT)
     assert not visit.problems, f"{path}:\n" + "\n".join(visit.problems)
+
+
+WIDGET_STATE = re.compile(
+    r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', re.DOTALL
+)
+
+
+@pytest.mark.parametrize("path", [p for p in built_pages() if p.startswith("book/")])
+def test_each_widget_module_and_stylesheet_is_embedded_once(path: str) -> None:
+    text = (HTML / path).read_text(encoding="utf-8")
+    found = WIDGET_STATE.search(text)
+    if found is None:
+        return  # a page without widgets
+    document = json.loads(found.group(1))
+    shared = document.get("lfs_shared", {})
+    for model_id, model in document["state"].items():
+        for name in ("_esm", "_css"):
+            value = model["state"].get(name)
+            if value is None:
+                continue  # a model without a view of its own (a layout)
+            assert value in shared, f"{path}: {model_id}'s {name} is not a shared name"
+    modules = [value for value in shared.values() if "export default" in value]
+    assert len(modules) == len(set(modules)) <= 2, f"{path}: {len(modules)} view modules"
+    # One predict module, one slider module: each text appears once in the whole page.
+    assert text.count("export default { render };") == len(modules), path

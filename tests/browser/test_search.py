@@ -45,3 +45,39 @@ def test_snippet_quotes_the_matching_sentence(visit: Visit) -> None:
     assert not shown, f"the snippet shows the contents list ({shown}): {snippet!r}"
     assert not [text for text in warnings if "Sphinx search" in text], warnings
     assert not visit.problems, "\n".join(visit.problems)
+
+
+def article_text(path: str) -> str:
+    """The article's words as the page shows them, without code cells (tags dropped)."""
+    source = (HTML / path).read_text(encoding="utf-8")
+    article = source[source.find("<article") : source.find("</article>")]
+    article = re.sub(r'<div class="cell_input.*?</pre></div>\s*</div>', " ", article, flags=re.S)
+    return words(re.sub(r"<[^>]+>", " ", article))
+
+
+def test_search_matches_whole_words_and_quotes_prose(visit: Visit) -> None:
+    query = "RoPE"
+    starts_a_word = re.compile(r"(?<![\w])rope", re.IGNORECASE)
+    inside_a_word = [  # pages where "rope" only appears inside longer words ("property")
+        path
+        for path in (str(p.relative_to(HTML)) for p in (HTML / "book").glob("*.html"))
+        if "rope" in article_text(path).lower() and not starts_a_word.search(article_text(path))
+    ]
+    assert inside_a_word, "no page has 'rope' only inside a word: the test would prove nothing"
+    page = visit.page
+    page.goto(f"{visit.site}search.html?q={query}", wait_until="networkidle")
+    page.wait_for_function(
+        "() => document.querySelector('.search-summary')?.textContent.includes('finished')"
+    )
+    results = page.locator("#search-results li")
+    assert results.count(), f"searching for {query!r} found nothing"
+    listed = [
+        results.nth(i).locator("a").first.get_attribute("href") for i in range(results.count())
+    ]
+    wrong = [path for path in inside_a_word if any(path in href for href in listed)]
+    assert not wrong, f"{query!r} listed pages where it only appears inside words: {wrong}"
+    for i in range(results.count()):
+        snippet = words(results.nth(i).locator("p.context").inner_text())
+        assert starts_a_word.search(snippet), f"snippet without the word: {snippet!r}"
+        assert "glue(" not in snippet and "import " not in snippet, f"code in: {snippet!r}"
+    assert not visit.problems, "\n".join(visit.problems)

@@ -1,0 +1,234 @@
+"""Every page on a phone (390 px) and a desktop (1280 px), in the light and the dark theme.
+
+No page scrolls sideways; the figure zoom opens centred on the screen; figure text (PNG figures
+and the sliders' SVG frames) is at least 9 CSS px as shown on a phone and 11 px on a desktop.
+Each page is opened once per screen width and measured in the light theme, then switched to the
+dark one in place (as the theme's own switch does) and measured again; every check reads those.
+"""
+
+from collections.abc import Iterator
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from llm_from_scratch.figures.style import legibility_of
+
+from .conftest import HTML, SCREENSHOTS, Visit, built_pages, settle
+
+FIGURE_IMAGES = ".bd-article .cell_output img, .bd-article figure img"
+SCREENS = {
+    "phone-light": (390, "light"),
+    "phone-dark": (390, "dark"),
+    "desktop-light": (1280, "light"),
+    "desktop-dark": (1280, "dark"),
+}
+MIN_TEXT = {390: 9.0, 1280: 11.0}  # CSS px, the smallest figure text as shown
+PAGES = [p for p in built_pages() if (HTML / p).is_file()]
+
+# Width and geometry of the page; the shown size of every figure image and of the text in the
+# sliders' SVG frames (font size times the SVG's scale).
+MEASURE = """(images) => {
+  const root = document.documentElement;
+  const figures = [...document.querySelectorAll(images)].map((image) => ({
+    src: image.src, width: image.getBoundingClientRect().width,
+  }));
+  const svgText = [];
+  document.querySelectorAll(".lfs-slider__frame svg").forEach((svg) => {
+    const box = svg.viewBox.baseVal;
+    const scale = box && box.width ? svg.getBoundingClientRect().width / box.width : 1;
+    svg.querySelectorAll("text").forEach((text) => {
+      const size = parseFloat(getComputedStyle(text).fontSize) * scale;
+      svgText.push([text.textContent, size]);
+    });
+  });
+  return {
+    scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, innerWidth: window.innerWidth,
+    figures, svgText,
+  };
+}"""
+# The theme's own switch sets both attributes (and stores the choice); wait for the repaint.
+SWITCH_THEME = """async (mode) => {
+  document.documentElement.dataset.mode = mode;
+  document.documentElement.dataset.theme = mode;
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+}"""
+# Where the zoom viewer, its Close button and its image sit once opened.
+ZOOM = """() => {
+  const dialog = document.querySelector("dialog.lfs-zoom");
+  const rect = (node) => { const r = node.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width }; };
+  const frame = dialog.querySelector(".lfs-zoom__frame");
+  return { open: dialog.open, dialog: rect(dialog), close: rect(dialog.querySelector("button")),
+    image: rect(dialog.querySelector("img")), frame: rect(frame),
+    scrollLeft: frame.scrollLeft, innerWidth: window.innerWidth, innerHeight: window.innerHeight };
+}"""
+
+
+@dataclass
+class Seen:
+    """What one page showed on one screen."""
+
+    geometry: dict[str, Any]
+    zoom: dict[str, Any] | None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Screen:
+    context: BrowserContext
+    visit: Visit
+    width: int
+    seen: dict[tuple[str, str], Seen] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def screens(browser: Browser, site: str) -> Iterator[dict[str, Screen]]:
+    """One browser page per screen and theme, reused for every book page (opened lazily)."""
+    opened: dict[str, Screen] = {}
+
+    def factory(width: int) -> Screen:
+        if width not in opened:
+            phone = width < 600
+            context = browser.new_context(
+                viewport={"width": width, "height": 844 if phone else 900},
+                is_mobile=phone,  # a phone's layout viewport grows with a too-wide page
+                has_touch=phone,
+                device_scale_factor=2 if phone else 1,
+                color_scheme="light",
+                service_workers="block",
+            )
+            context.add_init_script("localStorage.setItem('mode', 'light')")
+            page = context.new_page()
+            page.set_default_timeout(20_000)
+            visit = Visit(page, site)
+            visit.watch()
+            opened[width] = Screen(context, visit, width)
+        return opened[width]
+
+    yield factory  # type: ignore[misc]
+    for screen in opened.values():
+        screen.context.close()
+
+
+def seen(screens: Any, name: str, path: str) -> Seen:
+    """Open ``path`` once per width; measure it and open its first zoomable figure, per theme."""
+    width, theme = SCREENS[name]
+    screen: Screen = screens(width)
+    if (path, theme) in screen.seen:
+        return screen.seen[path, theme]
+    visit = screen.visit
+    visit.problems.clear()
+    settle(visit, path)
+    page = visit.page
+    if page.locator(FIGURE_IMAGES).count():
+        # figure-zoom.js marks each figure once it has read the figure's text sizes (a build
+        # without it fails the text-size test below, not here).
+        with suppress(PlaywrightTimeoutError):
+            page.wait_for_function(
+                f"() => [...document.querySelectorAll('{FIGURE_IMAGES}')]"
+                ".every((image) => image.dataset.lfsLegible)",
+                timeout=10_000,
+            )
+    for mode in ("light", "dark"):
+        page.evaluate(SWITCH_THEME, mode)
+        geometry = page.evaluate(MEASURE, FIGURE_IMAGES)
+        zoom = None
+        zoomable = page.locator("img.lfs-zoomable")
+        if zoomable.count():
+            zoomable.first.scroll_into_view_if_needed()
+            try:
+                zoomable.first.click(timeout=5_000)
+                page.locator("dialog.lfs-zoom").wait_for(state="visible", timeout=5_000)
+                zoom = page.evaluate(ZOOM)
+                page.keyboard.press("Escape")
+            except PlaywrightTimeoutError as error:
+                zoom = {"failed": str(error).splitlines()[0]}
+        screen.seen[path, mode] = Seen(geometry, zoom, list(visit.problems))
+    return screen.seen[path, theme]
+
+
+def served_file(url: str) -> Path:
+    return HTML / unquote(urlsplit(url).path).lstrip("/")
+
+
+@pytest.mark.parametrize("name", SCREENS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_page_scrolls_sideways(screens: Any, name: str, path: str) -> None:
+    result = seen(screens, name, path)
+    geometry = result.geometry
+    assert geometry["innerWidth"] == SCREENS[name][0], (
+        f"{path} ({name}): the layout viewport grew to {geometry['innerWidth']} px"
+    )
+    assert geometry["scrollWidth"] <= geometry["clientWidth"], (
+        f"{path} ({name}) is {geometry['scrollWidth']} px wide on a "
+        f"{geometry['clientWidth']} px screen"
+    )
+    assert not result.problems, "\n".join(result.problems)
+
+
+@pytest.mark.parametrize("name", SCREENS)
+@pytest.mark.parametrize("path", PAGES)
+def test_figure_text_is_legible_as_shown(screens: Any, name: str, path: str) -> None:
+    result = seen(screens, name, path)
+    least = MIN_TEXT[SCREENS[name][0]]
+    small = []
+    for figure in result.geometry["figures"]:
+        record = legibility_of(served_file(figure["src"]).read_bytes())
+        assert record is not None, f"{figure['src']}: no text-size record"
+        shown = record.smallest_text_px * min(1.0, figure["width"] / record.width_px)
+        if shown < least - 0.01:
+            small.append(f"{Path(figure['src']).name}: {shown:.1f} px at {figure['width']:.0f} px")
+    small += [f"slider text {text!r}: {size:.1f} px" for text, size in result.geometry["svgText"]
+              if size < least - 0.01]  # fmt: skip
+    assert not small, f"{path} ({name}): figure text below {least:g} px\n" + "\n".join(small)
+
+
+@pytest.mark.parametrize("name", SCREENS)
+@pytest.mark.parametrize("path", PAGES)
+def test_the_zoom_opens_centred(screens: Any, name: str, path: str) -> None:
+    result = seen(screens, name, path)
+    if result.zoom is None:
+        if SCREENS[name][0] < 600 and result.geometry["figures"]:
+            pytest.fail(f"{path} ({name}): no figure offers its full size on a phone")
+        return  # every figure is shown whole: nothing to zoom
+    zoom = result.zoom
+    assert "failed" not in zoom, f"{path} ({name}): the figure did not open: {zoom}"
+    width, height = zoom["innerWidth"], zoom["innerHeight"]
+    assert zoom["open"]
+    dialog, close, image, frame = zoom["dialog"], zoom["close"], zoom["image"], zoom["frame"]
+    assert (dialog["left"], dialog["top"]) == (0, 0), f"{path} ({name}): viewer at {dialog}"
+    assert dialog["right"] == pytest.approx(width, abs=1), f"{path} ({name}): {dialog}"
+    assert dialog["bottom"] == pytest.approx(height, abs=1), f"{path} ({name}): {dialog}"
+    assert close["left"] >= 0 and close["right"] <= width, f"{path} ({name}): Close at {close}"
+    if image["width"] <= frame["width"] - 32:  # fits: centred between equal margins
+        margins = image["left"] - frame["left"], frame["right"] - image["right"]
+        assert margins[0] == pytest.approx(margins[1], abs=2), f"{path} ({name}): {margins}"
+    else:  # wider than the screen: it opens at its left edge and pans from there
+        assert zoom["scrollLeft"] == 0 and image["left"] >= frame["left"], f"{path}: {image}"
+
+
+def test_phone_screenshots_of_a_wide_table_and_a_wide_figure(screens: Any) -> None:
+    """The bug zoo's catalogue table and Fig. 6.2 on a phone, for a person to look at."""
+    screen: Screen = screens(390)
+    page = screen.visit.page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    settle(screen.visit, "book/appendix-bug-zoo.html")
+    table = page.locator(".bd-article table").first
+    table.scroll_into_view_if_needed()
+    assert table.evaluate("(t) => t.scrollWidth > t.clientWidth"), "the table fits: pick another"
+    assert table.evaluate("(t) => getComputedStyle(t).overflowX") == "auto"
+    page.screenshot(path=SCREENSHOTS / "phone-bug-zoo-table.png")
+    settle(screen.visit, "book/06-multi-head-attention.html")
+    figure = page.locator("#fig-attention-split-path")
+    figure.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => document.querySelector('#fig-attention-split-path img').dataset.lfsLegible"
+    )
+    page.screenshot(path=SCREENSHOTS / "phone-fig-6-2.png")
+    screen.seen.clear()  # these visits measured nothing
