@@ -153,6 +153,19 @@ class SplitMix64:
         self._state = draft._state
 
 
+def as_generator(rng: Any, owner: str) -> SplitMix64:
+    """``rng`` if it is the package's SplitMix64, else ArgumentError describing what came."""
+    if isinstance(rng, SplitMix64):
+        return rng
+    from .validate import received  # validate imports this module: look it up at call time
+
+    raise ArgumentError(
+        f"{owner} needs a SplitMix64 rng; got {received(rng)}. All randomness in the package "
+        "comes from llm_from_scratch.random.SplitMix64: pass rng=SplitMix64(seed) (a numpy "
+        "Generator or None is not accepted)."
+    )
+
+
 def xavier_uniform(fan_in: int, fan_out: int, rng: SplitMix64) -> np.ndarray:
     """A [fan_in, fan_out] matrix drawn from U(−a, a) with a = √(6 / (fan_in + fan_out))."""
     for label, value in (("fan_in", fan_in), ("fan_out", fan_out)):
@@ -161,8 +174,7 @@ def xavier_uniform(fan_in: int, fan_out: int, rng: SplitMix64) -> np.ndarray:
                 f"Xavier initialisation needs a positive integer {label}; got {value!r}. "
                 "A layer with a zero-width side has nothing to initialise."
             )
-    if not isinstance(rng, SplitMix64):
-        raise ArgumentError(f"rng must be a SplitMix64 generator; got {type(rng).__name__}.")
+    rng = as_generator(rng, "xavier_uniform")
     _count(int(fan_in) * int(fan_out), f"Xavier initialisation of {fan_in} × {fan_out}")
     bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
     return rng.uniform(-bound, bound, (int(fan_in), int(fan_out)))

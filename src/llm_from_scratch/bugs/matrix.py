@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import ArgumentError, FromScratchError
+from ..validate import received
 from .catalogue import MUTANTS, mutant
 from .checks import CHECKS, Outcome
 from .switch import Mutant, switched
@@ -73,7 +74,6 @@ def _names(names: object, what: str) -> list[object]:
     if not isinstance(names, Iterable):
         raise ArgumentError(
             f"run_matrix takes an iterable of {what} names or None; got {names!r} "
-            f"({type(names).__name__})."
         )
     return list(names)
 
@@ -111,12 +111,20 @@ def run_matrix(
 ) -> Matrix:
     """Run the clean package and every mutant against every check (all by default)."""
     start = time.perf_counter()
-    chosen = MUTANTS if mutants is None else _names(mutants, "mutant")
-    mutant_names = tuple(mutant(m).name for m in chosen)  # type: ignore[arg-type]
+    chosen = list(MUTANTS) if mutants is None else _names(mutants, "mutant")
+    for name in chosen:
+        if not isinstance(name, str) or name not in MUTANTS:
+            raise ArgumentError(
+                f"run_matrix knows the mutants {list(MUTANTS)}; got {name!r} in "
+                f"{received(mutants)}."
+            )
+    mutant_names = tuple(str(m) for m in chosen)
     check_names = tuple(CHECKS if checks is None else _names(checks, "check"))
     for name in check_names:
         if not isinstance(name, str) or name not in CHECKS:
-            raise ArgumentError(f"run_matrix knows the checks {list(CHECKS)}; got {name!r}.")
+            raise ArgumentError(
+                f"run_matrix knows the checks {list(CHECKS)}; got {name!r} in {received(checks)}."
+            )
     clean = {c: _outcome(c) for c in check_names}
     cells = {(m, c): run_check(m, c) for m in mutant_names for c in check_names}
     return Matrix(mutant_names, check_names, clean, cells, time.perf_counter() - start)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ArgumentError
+from ..validate import received
 
 __all__ = ["Mutant", "Switch", "resolve_seam", "switched"]
 
@@ -58,7 +59,7 @@ def resolve_seam(seam: str) -> tuple[Any, str]:
     if not isinstance(seam, str):
         raise ArgumentError(
             f"A seam is a string 'package.module:attribute' or 'package.module:Class.attribute';"
-            f" got {seam!r} ({type(seam).__name__})."
+            f" got {received(seam)}."
         )
     module_name, _, path = seam.partition(":")
     parts = path.split(".")
@@ -110,7 +111,7 @@ def switched(mutant: Mutant) -> Iterator[Switch]:
     if not isinstance(mutant, Mutant):
         raise ArgumentError(
             f"switched() takes a Mutant (see bugs.MUTANTS, or bug(name) by name); got "
-            f"{type(mutant).__name__}."
+            f"{received(mutant)}."
         )
     if _active:
         raise ArgumentError(
@@ -126,7 +127,7 @@ def switched(mutant: Mutant) -> Iterator[Switch]:
     if not callable(wrong):
         raise ArgumentError(
             f"The mutant {mutant.name!r}'s make(original) must return the wrong replacement, a "
-            f"callable; got {type(wrong).__name__}."
+            f"callable; got {received(wrong)}."
         )
     replacement = _counting(wrong, switch)
     _active.append(mutant.name)

@@ -9,14 +9,14 @@ largest, so ‖g‖ = s·√(Σ (g/s)²) neither overflows (|g| = 1e200) nor und
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..errors import ArgumentError
 from ..nn.module import Parameter
-from ..validate import as_float_array, as_real
+from ..validate import as_float_array, as_real, received
 
 _LOW, _HIGH = 2.0**-256, 2.0**256  # peaks inside: squares and their sum stay normal and finite
 
@@ -24,15 +24,15 @@ _LOW, _HIGH = 2.0**-256, 2.0**256  # peaks inside: squares and their sum stay no
 def _parameters(parameters: Any) -> list[Parameter]:
     if isinstance(parameters, Parameter):
         return [parameters]
-    if isinstance(parameters, str | bytes) or not isinstance(parameters, Iterable):
+    if isinstance(parameters, str | bytes | Mapping) or not isinstance(parameters, Iterable):
         raise ArgumentError(
             f"clip_grad_norm takes a Parameter or an iterable of Parameters; got "
-            f"{type(parameters).__name__}."
+            f"{received(parameters)}."
         )
     params = list(parameters)
     for p in params:
         if not isinstance(p, Parameter):
-            raise ArgumentError(f"clip_grad_norm takes Parameters; got {type(p).__name__}.")
+            raise ArgumentError(f"clip_grad_norm takes Parameters; got {received(p)}.")
     return params
 
 

@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError, TokenError
-from ..random import SplitMix64
+from ..random import SplitMix64, as_generator
 from ..validate import (
     MAX_ELEMENTS,
     as_integer,
     as_numpy,
-    generator,
     non_negative_int,
     positive_int,
+    received,
 )
 
 IGNORE_INDEX = -100  # torch's default ignore_index for targets that do not count
@@ -47,7 +47,7 @@ def _fits(what: str, dims: tuple[int, ...], arrays: int = 1) -> None:
 
 def uniform_integers(rng: SplitMix64, high: int, count: int) -> np.ndarray:
     """[count] integers uniform in [0, high): ⌊u · high⌋ with u from the top 53 bits."""
-    rng = generator(rng, "uniform_integers")
+    rng = as_generator(rng, "uniform_integers")
     high = positive_int(
         high,
         "uniform_integers high",
@@ -83,11 +83,11 @@ def random_windows(
     context = positive_int(context, "context")
     if array.size < context + 1:
         raise ShapeError(
-            f"random_windows needs at least context + 1 = {context + 1} tokens (windows longer "
-            f"than the data do not fit); got {array.size}."
+            f"random_windows needs at least context + 1 = {context} + 1 tokens (windows longer "
+            f"than the data do not fit); got {array.size} in {received(tokens)}."
         )
     _fits("random_windows' batch (inputs and targets)", (batch_size, context + 1), arrays=2)
-    rng = generator(rng, "random_windows")
+    rng = as_generator(rng, "random_windows")
     starts = uniform_integers(rng, array.size - context, batch_size)  # (B,)
     offsets = starts[:, None] + np.arange(context + 1)[None, :]  # (B, T + 1)
     windows = array[offsets].astype(np.int64)
@@ -126,12 +126,12 @@ def induction_batch(
     if not (2 <= low <= high and 2 * high <= context + 1 and high <= vocab_size):
         raise ArgumentError(
             f"induction half_lengths (low, high) need 2 ≤ low ≤ high, 2·high ≤ context + 1 = "
-            f"{context + 1} (both copies fit the window) and high ≤ vocab_size = {vocab_size} "
+            f"{context} + 1 (both copies fit the window) and high ≤ vocab_size = {vocab_size} "
             f"(the L tokens are distinct); got {(low, high)!r}."
         )
     _fits("induction_batch's sequences", (batch_size, context + 1), arrays=2)
     _fits("induction_batch's permutation keys", (batch_size, vocab_size))
-    rng = generator(rng, "induction_batch")
+    rng = as_generator(rng, "induction_batch")
     lengths = low + uniform_integers(rng, high - low + 1, batch_size)  # (B,)
     keys = rng.uniform(0.0, 1.0, (batch_size, vocab_size))  # (B, V): sort → a permutation
     sequence = uniform_integers(rng, vocab_size, batch_size * (context + 1))

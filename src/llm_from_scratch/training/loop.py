@@ -31,8 +31,8 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
-from ..random import SplitMix64
-from ..validate import as_flag, generator, non_negative_int, positive_int
+from ..random import SplitMix64, as_generator
+from ..validate import as_flag, non_negative_int, positive_int, received
 from . import loss as loss_module  # loss_module.cross_entropy: looked up per call (one seam)
 from .atomic import write_json_atomic
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -48,7 +48,7 @@ LOG_FORMAT = "llm_from_scratch.train-log/1"
 
 def _config(config: Any, owner: str) -> TrainConfig:
     if not isinstance(config, TrainConfig):
-        raise ArgumentError(f"{owner} needs a TrainConfig; got {type(config).__name__}.")
+        raise ArgumentError(f"{owner} needs a TrainConfig; got {received(config)}.")
     return config
 
 
@@ -56,7 +56,7 @@ def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decode
     """The decoder the config describes, initialised from ``rng``."""
     _config(config, "build_model")
     vocab_size = positive_int(vocab_size, "build_model vocab_size")
-    rng = generator(rng, "build_model")
+    rng = as_generator(rng, "build_model")
     return Decoder(
         vocab_size,
         config.model_width,
@@ -74,7 +74,7 @@ def build_optimizer(config: TrainConfig, model: Decoder) -> AdamW:
     """AdamW with weight decay on matrices only (biases and norm gains are not decayed)."""
     _config(config, "build_optimizer")
     if not isinstance(model, Decoder):
-        raise ArgumentError(f"build_optimizer needs a Decoder; got {type(model).__name__}.")
+        raise ArgumentError(f"build_optimizer needs a Decoder; got {received(model)}.")
     matrices = [p for p in model.parameters() if p.ndim >= 2]
     vectors = [p for p in model.parameters() if p.ndim < 2]
     return AdamW(
@@ -171,7 +171,7 @@ def train(
     progress = as_flag(progress, "train progress")
     if on_step is not None and not callable(on_step):
         raise ArgumentError(
-            f"train on_step must be None or a callable (step, loss); got {type(on_step).__name__}."
+            f"train on_step must be None or a callable (step, loss); got {received(on_step)}."
         )
     last = config.steps if stop_at is None else non_negative_int(stop_at, "stop_at")
     if last > config.steps:

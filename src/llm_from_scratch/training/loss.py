@@ -22,23 +22,25 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ShapeError, TokenError
 from ..nn.module import as_tensor
-from ..validate import as_integer, as_numpy
+from ..validate import as_integer, as_numpy, received
 
 #: Logits within ±2²⁵⁶ take the weighted-sum chain: no log-probability there comes near −1.8e308.
 WIDE_LOGITS = 2.0**256
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-def _target_array(targets: Any, expected: tuple[int, ...]) -> np.ndarray:
+def _target_array(targets: Any, logits_shape: tuple[int, ...]) -> np.ndarray:
+    expected = logits_shape[:-1]
     array = as_numpy(targets, "cross_entropy targets", kind="integer array", error=TokenError)
     if array.dtype.kind not in "iu":
         raise TokenError(
-            f"cross_entropy targets must be integers (token IDs); got dtype {array.dtype}."
+            f"cross_entropy targets must be integers (token IDs); got {received(targets)}, which "
+            f"numpy reads as dtype {array.dtype}."
         )
     if array.shape != expected:
         raise ShapeError(
-            f"cross_entropy needs one target per logit row: logits [..., V] with leading shape "
-            f"{expected} need targets of shape {expected}; got {array.shape}."
+            f"cross_entropy needs one target per logit row: logits [..., V] of shape "
+            f"{logits_shape} need targets of shape {expected}; got shape {array.shape}."
         )
     if array.dtype.kind == "u" and array.size and int(array.max()) > _INT64_MAX:
         raise TokenError(f"cross_entropy targets are token IDs below 2⁶³; got {int(array.max())}.")
@@ -57,14 +59,14 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None)
             f"cross_entropy needs logits [..., V] with V ≥ 1 classes; got shape {logits.shape}."
         )
     vocab = logits.shape[-1]
-    y = _target_array(targets, logits.shape[:-1]).reshape(-1)  # (N_all,)
+    y = _target_array(targets, logits.shape).reshape(-1)  # (N_all,)
     counted = np.ones(y.shape, dtype=bool) if ignore_index is None else y != ignore_index
     outside = counted & ((y < 0) | (y >= vocab))
     if outside.any():
         first = int(y[outside][0])
         raise TokenError(
             f"cross_entropy targets must lie in [0, {vocab}) (or equal ignore_index="
-            f"{ignore_index}); got {first}."
+            f"{ignore_index}); got {first}, in targets {received(targets)}."
         )
     count = int(counted.sum())
     if count == 0:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ParameterError, ShapeError
 from ..nn.module import Parameter
-from ..validate import as_flag, as_float_array, as_real
+from ..validate import as_flag, as_float_array, as_real, received
 
 #: Below this ε, a second moment that has underflowed (|g| ≲ 1e-154, v subnormal) could carry a
 #: rounding error in √v larger than ε·2⁻⁵²; such a step is refused rather than made silently wrong.
@@ -54,12 +54,12 @@ def _parameter_list(value: Any, owner: str) -> list[Any]:
     if isinstance(value, Parameter) or hasattr(value, "requires_grad"):
         raise ArgumentError(
             f"{owner} takes an iterable of Parameters (or of group dicts); got a single "
-            f"{type(value).__name__}. Wrap it in a list: [{getattr(value, 'name', 'p')}]."
+            f"{received(value)}. Wrap it in a list: [{getattr(value, 'name', 'p')}]."
         )
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         raise ArgumentError(
             f"{owner} takes an iterable of Parameters or a list of dicts each with a 'params' "
-            f"entry; got {type(value).__name__}"
+            f"entry; got {received(value)}"
             + (" (one group: wrap the dict in a list)." if isinstance(value, Mapping) else ".")
         )
     return list(value)
@@ -88,7 +88,7 @@ class Optimizer:
                 f"{owner} is the optimizers' base class and updates nothing; use SGD or AdamW."
             )
         if not isinstance(defaults, Mapping):
-            raise ArgumentError(f"{owner} defaults must be a dict; got {type(defaults).__name__}.")
+            raise ArgumentError(f"{owner} defaults must be a dict; got {received(defaults)}.")
         items = _parameter_list(params, owner)
         groups = items if items and isinstance(items[0], Mapping) else [{"params": items}]
         self.defaults = dict(defaults)
@@ -110,7 +110,7 @@ class Optimizer:
             for p in members:
                 if not isinstance(p, Parameter):
                     raise ArgumentError(
-                        f"{type(self).__name__} optimizes Parameters; got {type(p).__name__}."
+                        f"{type(self).__name__} optimizes Parameters; got {received(p)}."
                     )
                 if id(p) in seen:
                     raise ParameterError(
@@ -122,7 +122,10 @@ class Optimizer:
             self._check_options(full)
             self.param_groups.append({"params": members, **full})
         if not seen:
-            raise ArgumentError(f"{type(self).__name__} got an empty parameter list.")
+            raise ArgumentError(
+                f"{owner} got an empty parameter list ({received(params)}); pass the model's "
+                "parameters, e.g. model.parameters()."
+            )
         self.state: dict[int, dict[str, Any]] = {}  # id(parameter) -> its state
 
     def _check_options(self, options: dict[str, Any]) -> None:
@@ -259,7 +262,7 @@ class Optimizer:
             if not isinstance(entry, Mapping):
                 raise ParameterError(
                     f"{owner}.load_state_dict: the state of parameter {i} must be a dict of "
-                    f"{sorted(self.state_names())}; got {type(entry).__name__}."
+                    f"{sorted(self.state_names())}; got {received(entry)}."
                 )
             new_state[id(p)] = self._checked_state(p, entry)
         for group, options in zip(self.param_groups, new_options, strict=True):
@@ -290,7 +293,7 @@ class Optimizer:
             if name == "exp_avg_sq" and array.size and array.min() < 0:
                 raise ParameterError(
                     f"{label} is a running mean of squares, so it cannot be negative; got "
-                    f"{float(array.min())!r}."
+                    f"{received(value)} whose smallest entry is {float(array.min())!r}."
                 )
             if array.shape != p.shape:
                 raise ShapeError(

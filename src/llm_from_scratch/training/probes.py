@@ -10,15 +10,21 @@ from ..autodiff import no_grad
 from ..errors import ArgumentError, ShapeError, TokenError
 from ..nn.decoder import Decoder, check_ids
 from ..nn.positions import sinusoidal_encoding
-from ..validate import as_numpy
+from ..validate import as_numpy, received
 from .data import IGNORE_INDEX
 
 
 def attention_maps(model: Decoder, ids: Any) -> list[np.ndarray]:
     """One [B, H, T, T] array of attention weights per block, from the decoder's forward pass."""
     if not isinstance(model, Decoder):
-        raise ArgumentError(f"attention_maps needs a Decoder; got {type(model).__name__}.")
-    ids = check_ids(ids, model.vocab_size)
+        raise ArgumentError(f"attention_maps needs a Decoder; got {received(model)}.")
+    array = as_numpy(ids, "attention_maps ids", kind="[B, T] integer array", error=TokenError)
+    if array.dtype.kind not in "iu":
+        raise TokenError(
+            f"attention_maps reads token IDs, integers [B, T]; got {received(ids)} (numpy reads "
+            f"it as dtype {array.dtype})."
+        )
+    ids = check_ids(array, model.vocab_size)
     maps = []
     with no_grad():
         x = model.embedding(ids)  # (B, T, D)
