@@ -15,12 +15,12 @@ it refuses anything a load would refuse.
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import math
 import os
 import re
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +33,7 @@ from ..errors import ArgumentError, ParameterError, ShapeError
 from ..nn.module import Module
 from ..random import SplitMix64
 from ..validate import non_negative_int
+from .atomic import write_bytes_atomic
 from .optim import Optimizer
 
 FORMAT = "llm_from_scratch.checkpoint/1"
@@ -408,19 +409,9 @@ def save_checkpoint(
     _check(json.loads(text), arrays, model, optimizer, rng, where)  # what a load would refuse
     arrays["meta"] = np.array(text)
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            _write_archive(handle, arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp makes it owner-only; a checkpoint is shared
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    _write_archive(buffer, arrays)
+    write_bytes_atomic(target, buffer.getvalue())
     return target
 
 
@@ -428,10 +419,12 @@ def _read(path: Path) -> tuple[Any, dict[str, np.ndarray]]:
     if not path.is_file():
         raise ArgumentError(f"no checkpoint at {str(path)!r}.")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            if not hasattr(archive, "files"):
-                raise ValueError("a single array, not an archive")
-            arrays = {name: archive[name] for name in archive.files}
+        with path.open("rb") as handle:
+            archive = np.load(handle, allow_pickle=False)
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an .npz archive")
+            with archive:
+                arrays = {name: archive[name] for name in archive.files}
         text = arrays.pop("meta")
         if text.shape != () or text.dtype.kind != "U":
             raise ValueError(f"'meta' must be one string; got {text.dtype} {text.shape}")
