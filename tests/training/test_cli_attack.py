@@ -498,3 +498,64 @@ def test_flag_combinations_on_an_existing_run_never_lose_it(extra: list[str]) ->
             assert np.isfinite(json.loads((folder / "log.json").read_text())["final"]["baseline"])
     finally:
         shutil.rmtree(root)
+
+
+# --- the book task -------------------------------------------------------------------------------
+
+PROSE = "The quick brown fox jumps over the lazy dog, and then it naps in the sun. " * 8
+
+
+def _book(tmp_path: Path, text: str | bytes = PROSE) -> list[str]:
+    """Flags for a book run on one tiny chapter in tmp_path/book."""
+    folder = tmp_path / "book"
+    folder.mkdir(exist_ok=True)
+    path = folder / "01-x.md"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return [*TINY, "--task", "book", "--book-dir", str(folder), "--vocab-size", "64"]
+
+
+def test_a_book_run_whose_corpus_was_damaged_is_refused_on_resume(tmp_path: Path) -> None:
+    flags = _book(tmp_path)
+    folder = tmp_path / "run"
+    status, _, err = _run(*flags, "--output", str(folder))
+    assert status == 0, err
+    assert (folder / "corpus.json").is_file()
+    for damage in (b"\xff\xfe", b"{}", b"[1]"):
+        (folder / "corpus.json").write_bytes(damage)
+        before = _files(folder)
+        status, _, err = _run(*flags, "--output", str(folder), "--resume")
+        _one_refusal_line(status, err)
+        assert _files(folder) == before
+
+
+@pytest.mark.parametrize("text", [b"\xff\xfe not UTF-8", "too short", "---\ntitle: x\n---\n"])
+def test_a_book_that_cannot_feed_the_run_is_refused_before_writing(
+    tmp_path: Path, text: str | bytes
+) -> None:
+    status, _, err = _run(*_book(tmp_path, text), "--output", str(tmp_path / "run"))
+    _one_refusal_line(status, err)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_step_larger_than_memory_is_refused_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = TrainConfig().replace(**json.loads(json.dumps(_tiny_dict())))
+    need = config.peak_bytes(8)
+    monkeypatch.setattr("llm_from_scratch.train.physical_memory", lambda: need - 1)
+    status, _, err = _run(*TINY, "--output", str(tmp_path / "run"))
+    _one_refusal_line(status, err)
+    assert "GiB" in err and not (tmp_path / "run").exists()
+    monkeypatch.setattr("llm_from_scratch.train.physical_memory", lambda: need)
+    assert _run(*TINY, "--output", str(tmp_path / "run"))[0] == 0
+
+
+def _tiny_dict() -> dict[str, Any]:
+    """TINY's settings as a dict (the flag names with underscores)."""
+    pairs = [a for a in TINY if a != "--no-progress"]
+    return {k[2:].replace("-", "_"): int(v) for k, v in zip(pairs[::2], pairs[1::2], strict=True)}
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "--overwrite" in capsys.readouterr().out

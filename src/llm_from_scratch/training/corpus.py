@@ -105,7 +105,7 @@ def save_corpus(path: str | os.PathLike[str], split: TextSplit) -> Path:
     """Write the split as JSON {format, sources, sha256, train, validation}, atomically."""
     if not isinstance(split, TextSplit):
         raise ArgumentError(f"save_corpus stores a TextSplit; got {type(split).__name__}.")
-    target = Path(path)
+    target = _path(path, "save_corpus")
     data = {
         "format": CORPUS_FORMAT,
         "sources": list(split.sources),
@@ -118,12 +118,20 @@ def save_corpus(path: str | os.PathLike[str], split: TextSplit) -> Path:
     return target
 
 
+def _path(path: Any, what: str) -> Path:
+    """``path`` as a Path if it is a non-empty str or os.PathLike without NUL bytes."""
+    text = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    if not isinstance(text, str) or not text or "\0" in text:
+        raise ArgumentError(f"{what} needs a file path; got {path!r:.60}.")
+    return Path(text)
+
+
 def load_corpus(path: str | os.PathLike[str]) -> TextSplit:
     """The split a ``corpus.json`` holds, after checking its text against its SHA-256."""
-    source = Path(path)
+    source = _path(path, "load_corpus")
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: JSON, UTF-8
         raise ArgumentError(f"cannot read corpus {str(source)!r}: {error}") from error
     if not isinstance(data, dict) or data.get("format") != CORPUS_FORMAT:
         raise ArgumentError(
@@ -145,18 +153,24 @@ def load_corpus(path: str | os.PathLike[str]) -> TextSplit:
 
 def book_prose_split(paths: Sequence[str | Path], validation_fraction: float = 0.1) -> TextSplit:
     """Each chapter's prose cut at (1 − f)·length: heads joined → train, tails → validation."""
+    validation_fraction = as_real(validation_fraction, "validation_fraction")
     if not 0.0 < validation_fraction < 1.0:
         raise ArgumentError(
             f"validation_fraction must lie strictly between 0 and 1; got {validation_fraction!r}."
         )
-    files = [Path(p) for p in paths]
+    if isinstance(paths, str | os.PathLike):
+        raise ArgumentError("book_prose_split takes a list of Markdown paths, not one path.")
+    files = [_path(p, "book_prose_split") for p in paths]
     if not files:
         raise ArgumentError("book_prose_split needs at least one Markdown file; got none.")
     heads, tails = [], []
     for file in files:
         if not file.is_file():
             raise ArgumentError(f"book_prose_split: no file at {str(file)!r}.")
-        prose = markdown_prose(file.read_text(encoding="utf-8"))
+        try:
+            prose = markdown_prose(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as error:
+            raise ArgumentError(f"book_prose_split: cannot read {str(file)!r}: {error}") from error
         cut = round(len(prose) * (1.0 - validation_fraction))
         heads.append(prose[:cut])
         tails.append(prose[cut:])
