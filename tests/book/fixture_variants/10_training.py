@@ -64,5 +64,11 @@ MUST_CHANGE = [
     "cold_peak",
     "sgd_ratio",
     "fixed_loss",
-    "first_half_bound",
 ]
+# At η = 0.12 on the wider rows the first ten steps no longer split the runs the way the shipped
+# fixture's do, so the sentence that warm-up alone prevents the early rise is flagged there.
+CLAIM_FLIPS = {
+    "wider-rows": [
+        "at the full rate the loss rises above its start in the first ten steps; with warm-up not"
+    ],
+}
