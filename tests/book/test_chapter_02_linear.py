@@ -130,12 +130,12 @@ def test_widget_answers_are_the_seed_answers(notebook) -> None:
     answers = "\n".join(reveals(notebook))
     assert len(reveals(notebook)) == 9  # eight questions, the second in two parts
     for answer in [
-        "<code>(4, 7, 3)</code>",
-        "<code>[0.5, -0.5, 1]</code>",
+        "<code>(4, 7, 4)</code>",  # [4, 7, 2] through [2, 3], then [3, 4]
+        "<code>[1, -1, 2]</code>",  # f(u) + f(-u) = 2b
         "<code>[0, 0, 0]</code>",
         "<strong>Answer:</strong> No, never",
-        "<code>[4, 6]</code>",
-        "<code>[9, 6]</code>",
+        "<code>[1, 2]</code>",  # [1, 0] + [0, 2]: the first two upstream rows
+        "<code>[16, 12]</code>",  # 3·4 weights plus 4 bias entries
         "the weight is invalid, the input is valid",
         "which is the bias b",
         "<strong>Answer:</strong> its transpose Wᵀ",
