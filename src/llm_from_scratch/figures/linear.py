@@ -82,7 +82,7 @@ def linear_shape_figure(evidence: LinearEvidence, *, title: str | None = None) -
     rank = len(evidence.input_shape)
     return shape_diagram(
         [("input X", evidence.input_shape), ("output Y = XW + b", evidence.output_shape)],
-        axis_labels=[axis_labels(rank, "d_in"), axis_labels(rank, "d_out")],
+        axis_labels=[axis_labels(rank, "D_in"), axis_labels(rank, "D_out")],
         highlight_axis=rank - 1,
         title=title or "Preserve positions, change the feature width",
     )
