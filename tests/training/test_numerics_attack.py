@@ -333,6 +333,42 @@ def test_ordinary_adamw_steps_are_the_old_update_bit_for_bit(seed, steps, lr, b1
     np.testing.assert_array_equal(w.value, _old_adamw(theta, grads, lr, (b1, b2), 1e-8, decay))
 
 
+def _old_sgd(theta, grads, lr, mu, tau, decay, nesterov) -> np.ndarray:
+    """torch.optim.SGD's update, as the package computed it before issue 28."""
+    buffer = None
+    for g in grads:
+        if decay:
+            g = g + decay * theta
+        if mu:
+            buffer = g.copy() if buffer is None else mu * buffer + (1.0 - tau) * g
+            g = g + mu * buffer if nesterov else buffer
+        theta = theta - lr * g
+    return theta
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(0, 2**32),
+    st.integers(1, 4),
+    st.floats(1e-5, 1.0),
+    st.sampled_from([0.0, 0.5, 0.9]),
+    st.sampled_from([0.0, 0.1]),
+    st.sampled_from([0.0, 0.01]),
+    st.booleans(),
+)
+def test_ordinary_sgd_steps_are_the_old_update_bit_for_bit(seed, steps, lr, mu, tau, decay, nest):
+    nest = nest and mu > 0 and tau == 0
+    rng = SplitMix64(seed)
+    theta = rng.uniform(-1.0, 1.0, (3,))
+    grads = [rng.uniform(-10.0, 10.0, (3,)) for _ in range(steps)]
+    w = _param(theta)
+    opt = SGD([w], lr=lr, momentum=mu, dampening=tau, weight_decay=decay, nesterov=nest)
+    for g in grads:
+        w.grad = g
+        opt.step()
+    np.testing.assert_array_equal(w.value, _old_sgd(theta, grads, lr, mu, tau, decay, nest))
+
+
 # --- clip_grad_norm ----------------------------------------------------------------------------
 
 

@@ -53,7 +53,7 @@ def _parameter_list(value: Any, owner: str) -> list[Any]:
     """The items of an iterable of parameters (not a bare tensor, a mapping or a string)."""
     if isinstance(value, Parameter) or hasattr(value, "requires_grad"):
         raise ArgumentError(
-            f"{owner} takes an iterable of Parameters (or of group dicts); got a single "
+            f"{owner} takes an iterable of Parameters (or of group dicts); got one tensor, "
             f"{received(value)}. Wrap it in a list: [{getattr(value, 'name', 'p')}]."
         )
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
