@@ -77,7 +77,9 @@ def write_json_atomic(
 def leftover_temporaries(folder: str | os.PathLike[str], names: Iterable[str]) -> list[Path]:
     """The hidden temporary files that interrupted atomic writes of ``names`` left in folder."""
     root = _target(folder, "leftover_temporaries")
-    wanted = set(names)
+    wanted = list(names) if not isinstance(names, str) and isinstance(names, Iterable) else None
+    if wanted is None or not all(isinstance(n, str) for n in wanted):
+        raise ArgumentError(f"leftover_temporaries needs a list of file names; got {names!r:.60}.")
     if not root.is_dir():
         return []
     found = []

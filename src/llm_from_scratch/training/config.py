@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArgumentError
-from ..validate import MAX_ELEMENTS
+from ..validate import MAX_ELEMENTS, positive_int
 
 TASKS = ("induction", "book")
 POSITIONS = ("rope", "alibi", "sinusoidal", "none")
@@ -147,6 +147,7 @@ class TrainConfig:
 
     def arrays(self, vocab_size: int) -> dict[str, tuple[int, ...]]:
         """The largest arrays one training step makes, by name: shape (float64 or int64)."""
+        vocab_size = positive_int(vocab_size, "TrainConfig.arrays vocab_size")
         b, t, d = self.batch_size, self.context, self.model_width
         shapes = {
             "attention scores (batch_size, num_heads, context, context)": (
@@ -182,6 +183,8 @@ class TrainConfig:
 
     def check_size(self, vocab_size: int, memory_bytes: int | None = None) -> None:
         """Refuse arrays over 2²⁸ values, or (given ``memory_bytes``) a step that cannot fit."""
+        if memory_bytes is not None:
+            memory_bytes = positive_int(memory_bytes, "TrainConfig.check_size memory_bytes")
         for label, shape in self.arrays(vocab_size).items():
             count = math.prod(shape)
             if count > MAX_ELEMENTS:

@@ -158,8 +158,10 @@ def book_prose_split(paths: Sequence[str | Path], validation_fraction: float = 0
         raise ArgumentError(
             f"validation_fraction must lie strictly between 0 and 1; got {validation_fraction!r}."
         )
-    if isinstance(paths, str | os.PathLike):
-        raise ArgumentError("book_prose_split takes a list of Markdown paths, not one path.")
+    if isinstance(paths, str | os.PathLike | bytes) or not isinstance(paths, Sequence):
+        raise ArgumentError(
+            f"book_prose_split takes a list of Markdown paths; got {type(paths).__name__}."
+        )
     files = [_path(p, "book_prose_split") for p in paths]
     if not files:
         raise ArgumentError("book_prose_split needs at least one Markdown file; got none.")
