@@ -11,7 +11,11 @@ Mask contract (the one PyTorch's ``nn.MultiheadAttention`` documents):
   in a float mask blocks exactly like True. When both masks are given they must both be Boolean
   or both be float.
 * ``causal=True`` blocks key j for query i when j > (S − L) + i: with L < S the queries are the
-  last L of the S positions.
+  last L of the S positions. ``window=w`` (with ``causal=True``) also blocks j <= (S − L) + i − w:
+  a query sees itself and the w − 1 keys before it (Mistral's sliding window).
+* Grouped-query attention: k and v may carry G heads where G divides the H query heads
+  (``enable_gqa=True``); query head h reads key/value head h // (H / G). K and V are broadcast
+  as [B, G, 1, S, d_h] against queries read as [B, G, H/G, L, d_h], never copied per head.
 * A query row whose keys are all blocked (every row, when S = 0) gets all-zero weights and so a
   zero output and a zero gradient. This is a documented choice, finite and warning-free, not a
   probability distribution.
@@ -20,6 +24,7 @@ Mask contract (the one PyTorch's ``nn.MultiheadAttention`` documents):
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -37,9 +42,13 @@ from ..validate import (
     generator,
     non_negative_int,
     positive_int,
+    received,
 )
 from .linear import Linear
 from .module import Module, as_tensor, check_name
+from .norms import RMSNorm
+
+QK_NORM_EPS = 1e-6  # Qwen3's rms_norm_eps, used by its q_norm and k_norm
 
 __all__ = [
     "AttentionCache",
@@ -48,6 +57,7 @@ __all__ = [
     "causal_mask",
     "merge_heads",
     "scaled_dot_product_attention",
+    "sliding_window_mask",
     "split_heads",
 ]
 
@@ -140,6 +150,38 @@ def causal_mask(query_len: int, key_len: int) -> np.ndarray:
     return np.triu(np.ones((query_len, key_len), dtype=bool), k=key_len - query_len + 1)
 
 
+def check_window(window: Any, causal: bool) -> int | None:
+    """A sliding-window length w >= 1 (an int, not a bool), or None; only with causal=True."""
+    if window is None:
+        return None
+    if isinstance(window, bool | np.bool_) or not isinstance(window, numbers.Integral):
+        raise ArgumentError(
+            "window must be a whole number of positions w >= 1 (a query sees itself and the "
+            f"w − 1 keys before it) or None for full causal attention; got {received(window)}."
+        )
+    if window < 1:
+        raise ArgumentError(
+            "window must be at least 1 (a query always sees itself; w = 1 sees only itself); "
+            f"got {int(window)}. Pass window=None for full causal attention."
+        )
+    if not causal:
+        raise ArgumentError(
+            "A sliding window limits how far back a causal query reads, so window needs "
+            f"causal=True; got window={int(window)} with causal=False. Pass causal=True, or "
+            "window=None."
+        )
+    return int(window)
+
+
+def sliding_window_mask(query_len: int, key_len: int, window: int) -> np.ndarray:
+    """Boolean [L,S], True (blocked) unless p_i − w < j <= p_i, p_i = (S − L) + i."""
+    window = check_window(window, True)
+    blocked = causal_mask(query_len, key_len)  # j > p_i: the future
+    # j <= p_i − w = i + (S − L) − w: more than w − 1 keys back
+    too_old = np.tril(np.ones((query_len, key_len), dtype=bool), k=key_len - query_len - window)
+    return blocked | too_old
+
+
 def _mask_array(mask: Any, label: str) -> np.ndarray:
     """A mask as a numpy array: Boolean stays Boolean, float becomes float64 (no NaN/+inf)."""
     array = as_numpy(mask, label, kind="Boolean or float array")
@@ -191,6 +233,7 @@ def _combine_masks(
     key_padding_mask: Any,
     causal: bool,
     shape: tuple[int, int, int, int],
+    window: int | None = None,
 ) -> _Masks:
     """Check both masks against the [L,S] / [B·H,L,S] / [B,S] contract and combine them."""
     batch, heads, queries, keys = shape
@@ -225,7 +268,9 @@ def _combine_masks(
             f"got mask {'Boolean' if kinds[0] else 'float'} and key_padding_mask "
             f"{'Boolean' if kinds[1] else 'float'}. Convert one of them."
         )
-    if causal:
+    if causal and window is not None:
+        masks.include(sliding_window_mask(queries, keys, window).reshape(1, 1, queries, keys))
+    elif causal:
         masks.include(causal_mask(queries, keys).reshape(1, 1, queries, keys))
     return masks
 
@@ -247,7 +292,7 @@ def _bias_tensor(bias: Any, shape: tuple[int, int, int, int]) -> Tensor:
 # --- scaled dot-product attention ----------------------------------------------------------
 
 
-def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
+def _check_qkv(q: Tensor, k: Tensor, v: Tensor, enable_gqa: bool = False) -> None:
     for label, t in (("q", q), ("k", k), ("v", v)):
         if t.ndim != 4:
             raise RankError(
@@ -255,11 +300,24 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
                 f"{'L' if label == 'q' else 'S'}, d_h]; got shape {t.shape}. Use split_heads "
                 "on a [B, T, D] projection."
             )
-    if not (q.shape[:2] == k.shape[:2] == v.shape[:2]):
+    if not enable_gqa and not (q.shape[:2] == k.shape[:2] == v.shape[:2]):
         raise ShapeError(
             f"q, k and v must share batch and head axes [B, H, ...]; got q {q.shape}, "
-            f"k {k.shape}, v {v.shape}."
+            f"k {k.shape}, v {v.shape}. For G < H key/value heads pass enable_gqa=True."
         )
+    if enable_gqa:
+        heads, kv_heads = q.shape[1], k.shape[1]
+        if not (q.shape[0] == k.shape[0] == v.shape[0]) or kv_heads != v.shape[1]:
+            raise ShapeError(
+                f"q, k and v must share the batch axis B, and k and v the head axis G; got "
+                f"q {q.shape}, k {k.shape}, v {v.shape}."
+            )
+        if kv_heads != heads and (kv_heads == 0 or heads % kv_heads):
+            raise ShapeError(
+                f"Grouped-query attention shares the H query heads out among G key/value "
+                f"heads, so G must divide H; got q {q.shape} (H = {heads}) and k {k.shape} "
+                f"(G = {kv_heads}). Choose G among the divisors of H."
+            )
     if q.shape[3] != k.shape[3]:
         raise ShapeError(
             f"Queries and keys must have the same width d_h to be compared; got q {q.shape} "
@@ -286,25 +344,33 @@ def scaled_dot_product_attention(
     key_padding_mask: Any = None,
     bias: Any = None,
     causal: bool = False,
+    window: int | None = None,
+    enable_gqa: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ / √d_h + added + bias, blocked → 0) v: outputs [B,H,L,d_v], weights [B,H,L,S].
 
     ``mask`` [L,S] or [B·H,L,S] and ``key_padding_mask`` [B,S]: Boolean True blocks, float adds
     (−inf blocks). ``bias`` broadcasts to [B,H,L,S] and is added (ALiBi). ``causal`` blocks keys
-    after each query, with the L queries at the last L of the S positions. A fully blocked
+    after each query, with the L queries at the last L of the S positions; ``window`` w also
+    blocks keys more than w − 1 positions before the query. With ``enable_gqa`` k and v may hold
+    G heads, G dividing H: query head h reads key/value head h // (H / G). A fully blocked
     query row gets zero weights and a zero output, and so does every row when S = 0.
     """
     q = as_tensor(q, "scaled_dot_product_attention q")
     k = as_tensor(k, "scaled_dot_product_attention k")
     v = as_tensor(v, "scaled_dot_product_attention v")
     causal = as_flag(causal, "causal")
-    _check_qkv(q, k, v)
+    enable_gqa = as_flag(enable_gqa, "enable_gqa")
+    window = check_window(window, causal)
+    _check_qkv(q, k, v, enable_gqa)
     batch, heads, queries, head_width = q.shape
     keys = k.shape[2]
     shape = (batch, heads, queries, keys)
-    masks = _combine_masks(mask, key_padding_mask, causal, shape)
+    masks = _combine_masks(mask, key_padding_mask, causal, shape, window)
     bias_tensor = None if bias is None else _bias_tensor(bias, shape)
 
+    if k.shape[1] != heads:  # G < H key/value heads, each read by H / G query heads
+        return _grouped_attention(q, k, v, masks, bias_tensor)
     if keys == 0:  # nothing to read: every row is fully blocked, so zero weights and outputs
         weights = Tensor.wrap(np.zeros(shape))
         return weights @ v, weights
@@ -322,6 +388,51 @@ def scaled_dot_product_attention(
         added=masks.added,
     )  # (B, H, L, S), rows sum to 1 over open keys
     return weights @ v, weights  # (B, H, L, d_v), (B, H, L, S)
+
+
+def _grouped(array: Any, kv_heads: int, group: int) -> Any:
+    """A [B or 1, H or 1, L or 1, S] mask or bias read as [B or 1, G or 1, H/G or 1, L, S]."""
+    if array is None:
+        return None
+    four = array.reshape((1,) * (4 - array.ndim) + tuple(array.shape))  # (b, h, l, S)
+    lead, per_head = four.shape[0], four.shape[1] != 1
+    # head h = g·(H/G) + r, so an H-long head axis splits into (G, H/G); a shared one stays 1
+    heads = (kv_heads, group) if per_head else (1, 1)
+    return four.reshape(lead, *heads, *four.shape[2:])
+
+
+def _grouped_attention(
+    q: Tensor, k: Tensor, v: Tensor, masks: _Masks, bias: Tensor | None
+) -> tuple[Tensor, Tensor]:
+    """Attention of H query heads over G key/value heads, query head h reading head h // (H/G).
+
+    Queries are read as [B, G, H/G, L, d_h] and keys and values as [B, G, 1, S, d_h] (views),
+    so each key/value head is broadcast to its H/G query heads, never copied per head; the
+    engine sums the H/G gradient shares of each key/value head back into it.
+    """
+    batch, heads, queries, head_width = q.shape
+    kv_heads, keys = k.shape[1], k.shape[2]
+    group = heads // kv_heads
+    q5 = q.reshape(batch, kv_heads, group, queries, head_width)  # (B, G, H/G, L, d_h)
+    k5 = k.reshape(batch, kv_heads, 1, keys, head_width)  # (B, G, 1, S, d_h)
+    v5 = v.reshape(batch, kv_heads, 1, keys, v.shape[3])  # (B, G, 1, S, d_v)
+    if keys == 0:  # nothing to read: zero weights and outputs
+        weights5 = Tensor.wrap(np.zeros((batch, kv_heads, group, queries, 0)))
+    else:
+        biases = () if bias is None else (_grouped(bias, kv_heads, group),)
+        weights5 = ops.attention_weights(
+            q5,
+            k5,
+            *biases,
+            scale=1.0 / math.sqrt(head_width),
+            blocked=_grouped(masks.blocked, kv_heads, group),
+            added=_grouped(masks.added, kv_heads, group),
+        )  # (B, G, H/G, L, S)
+    heads5 = weights5 @ v5  # (B, G, H/G, L, d_v)
+    return (
+        heads5.reshape(batch, heads, queries, v.shape[3]),  # (B, H, L, d_v)
+        weights5.reshape(batch, heads, queries, keys),  # (B, H, L, S)
+    )
 
 
 # --- the module --------------------------------------------------------------------------------
@@ -351,11 +462,98 @@ def _check_positions(positions: Any, num_heads: int, head_width: int) -> Any:
     return positions
 
 
-class MultiHeadAttention(Module):
-    """MHA(X) = concat(head_1, …, head_H) W_O, head_i = Attention(X W_Q,i, X W_K,i, X W_V,i).
+def _divisors(number: int) -> list[int]:
+    """The positive divisors of ``number`` in increasing order (√n trial divisions)."""
+    small = [d for d in range(1, math.isqrt(number) + 1) if number % d == 0]
+    return sorted({*small, *(number // d for d in small)})
 
-    Four bias-free [D, D] projections, named ``<name>.query``, ``<name>.key``, ``<name>.value``
-    and ``<name>.output`` (4D² weights). Heads are the d_h-wide column blocks of W_Q, W_K, W_V.
+
+def check_kv_heads(num_kv_heads: Any, num_heads: int) -> int:
+    """G, the number of key/value heads: a positive divisor of H (None means G = H)."""
+    if num_kv_heads is None:
+        return num_heads
+    kv_heads = positive_int(
+        num_kv_heads,
+        "num_kv_heads",
+        fix="G = H is multi-head attention, G = 1 multi-query attention.",
+    )
+    if num_heads % kv_heads:
+        divisors = _divisors(num_heads) if num_heads <= 1 << 20 else "the divisors of H"
+        raise ArgumentError(
+            f"num_kv_heads G must divide num_heads H, so that each key/value head serves H / G "
+            f"whole query heads; got G = {kv_heads}, H = {num_heads}. Choose G among "
+            f"{divisors} (G = H is multi-head, G = 1 multi-query attention)."
+        )
+    return kv_heads
+
+
+def _projection_arrays(
+    weights: tuple[Any, Any, Any, Any], grouped: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """W_Q, W_K, W_V, W_O as float arrays: all [D, D], or, ``grouped``, W_K, W_V [D, any]."""
+    arrays = []
+    for label, w in zip(("wq", "wk", "wv", "wo"), weights, strict=True):
+        array = as_float_array(w, f"MultiHeadAttention {label}", finite=True, error=ShapeError)
+        if grouped and label in ("wk", "wv"):
+            if array.ndim != 2 or array.shape[0] == 0:
+                raise ShapeError(
+                    f"MultiHeadAttention {label} must be a [D, G·d_h] matrix with D >= 1; got "
+                    f"shape {array.shape}."
+                )
+        elif array.ndim != 2 or array.shape[0] != array.shape[1] or array.shape[0] == 0:
+            raise ShapeError(
+                f"MultiHeadAttention {label} must be a square [D, D] matrix with D >= 1; "
+                f"got shape {array.shape}."
+            )
+        arrays.append(array)
+    square = [arrays[0], arrays[3]] if grouped else arrays
+    if len({a.shape for a in square}) != 1:
+        names = "wq and wo" if grouped else "wq, wk, wv and wo"
+        raise ShapeError(
+            f"MultiHeadAttention {names} must share one shape [D, D]; got "
+            f"{[a.shape for a in arrays]}."
+        )
+    return arrays[0], arrays[1], arrays[2], arrays[3]
+
+
+def _qk_norms(
+    qk_norm: bool, query_gain: Any, key_gain: Any, head_width: int, name: str
+) -> tuple[RMSNorm | None, RMSNorm | None]:
+    """The two RMSNorms over d_h (gains of ones unless given), or (None, None) without QK-norm."""
+    if not qk_norm:
+        if query_gain is not None or key_gain is not None:
+            raise ArgumentError(
+                "query_norm_gain and key_norm_gain are the gains of QK-norm; got a gain with "
+                "qk_norm=False. Pass qk_norm=True, or leave both gains None."
+            )
+        return None, None
+    norms = []
+    for role, gain in (("query", query_gain), ("key", key_gain)):
+        label = f"{name}.{role}_norm"
+        if gain is None:
+            norms.append(RMSNorm(head_width, QK_NORM_EPS, name=label))
+            continue
+        norm = RMSNorm.from_parameters(gain, eps=QK_NORM_EPS, name=label)
+        if norm.width != head_width:
+            raise ShapeError(
+                f"The {role} QK-norm gain scales each head's d_h = {head_width} coordinates "
+                f"(one gain shared by every head); got a gain of shape ({norm.width},). Pass "
+                f"a vector of length {head_width}."
+            )
+        norms.append(norm)
+    return norms[0], norms[1]
+
+
+class MultiHeadAttention(Module):
+    """MHA(X) = concat(head_1, …, head_H) W_O, head_h = Attention(X W_Q,h, X W_K,g, X W_V,g).
+
+    Bias-free projections named ``<name>.query`` [D, D], ``<name>.key`` and ``<name>.value``
+    [D, G·d_h] and ``<name>.output`` [D, D]. Query heads are the d_h-wide column blocks of W_Q;
+    query head h reads key/value head g = h // (H / G) (G = H, the default: 4D² weights, one
+    key/value head per query head; G = 1: multi-query attention). ``window`` w (causal only)
+    lets a query see itself and the w − 1 keys before it. ``qk_norm`` applies RMSNorm with
+    gains [d_h] (``<name>.query_norm``, ``<name>.key_norm``, shared by the heads, ε = 1e-6) to
+    each head's queries and keys before the position scheme rotates them.
     """
 
     def __init__(
@@ -363,7 +561,10 @@ class MultiHeadAttention(Module):
         model_width: int,
         num_heads: int,
         *,
+        num_kv_heads: int | None = None,
         causal: bool = False,
+        window: int | None = None,
+        qk_norm: bool = False,
         positions: PositionScheme | None = None,
         name: str = "attention",
         rng: SplitMix64,
@@ -371,17 +572,34 @@ class MultiHeadAttention(Module):
         model_width = as_width(model_width, "MultiHeadAttention model_width")
         num_heads = positive_int(num_heads, "num_heads")
         head_width = _check_divisible(model_width, num_heads)
+        kv_heads = check_kv_heads(num_kv_heads, num_heads)
         element_count((model_width, model_width), "MultiHeadAttention projection weight")
         causal = as_flag(causal, "causal")
+        window = check_window(window, causal)
+        qk_norm = as_flag(qk_norm, "qk_norm")
         check_name(name, "MultiHeadAttention")
         _check_positions(positions, num_heads, head_width)
+        query_norm, key_norm = _qk_norms(qk_norm, None, None, head_width, name)
         with generator(rng, "MultiHeadAttention").transaction() as draft:  # all four or none
-            d = model_width
+            d, kv = model_width, kv_heads * head_width
             query = Linear(d, d, bias=False, name=f"{name}.query", rng=draft)
-            key = Linear(d, d, bias=False, name=f"{name}.key", rng=draft)
-            value = Linear(d, d, bias=False, name=f"{name}.value", rng=draft)
+            key = Linear(d, kv, bias=False, name=f"{name}.key", rng=draft)
+            value = Linear(d, kv, bias=False, name=f"{name}.value", rng=draft)
             output = Linear(d, d, bias=False, name=f"{name}.output", rng=draft)
-        self._build(query, key, value, output, num_heads, causal, positions, name)
+        self._build(
+            query,
+            key,
+            value,
+            output,
+            num_heads,
+            causal,
+            positions,
+            name,
+            num_kv_heads=kv_heads,
+            window=window,
+            query_norm=query_norm,
+            key_norm=key_norm,
+        )
 
     @classmethod
     def from_parameters(
@@ -392,35 +610,53 @@ class MultiHeadAttention(Module):
         wo: Any,
         *,
         num_heads: int,
+        num_kv_heads: int | None = None,
         causal: bool = False,
+        window: int | None = None,
+        qk_norm: bool = False,
+        query_norm_gain: Any = None,
+        key_norm_gain: Any = None,
         positions: PositionScheme | None = None,
         name: str = "attention",
     ) -> MultiHeadAttention:
-        """A layer holding exactly W_Q, W_K, W_V, W_O (each [D, D], Y = X W convention)."""
-        arrays = []
-        for label, w in (("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)):
-            array = as_float_array(w, f"MultiHeadAttention {label}", finite=True, error=ShapeError)
-            if array.ndim != 2 or array.shape[0] != array.shape[1] or array.shape[0] == 0:
-                raise ShapeError(
-                    f"MultiHeadAttention {label} must be a square [D, D] matrix with D >= 1; "
-                    f"got shape {array.shape}."
-                )
-            arrays.append(array)
-        if len({a.shape for a in arrays}) != 1:
-            raise ShapeError(
-                "MultiHeadAttention wq, wk, wv and wo must share one shape [D, D]; got "
-                f"{[a.shape for a in arrays]}."
-            )
+        """A layer holding exactly W_Q, W_O [D, D], W_K, W_V [D, G·d_h] (Y = X W convention).
+
+        With ``qk_norm`` the gains [d_h] default to ones.
+        """
+        grouped = num_kv_heads is not None
+        arrays = _projection_arrays((wq, wk, wv, wo), grouped)
         num_heads = positive_int(num_heads, "num_heads")
-        head_width = _check_divisible(arrays[0].shape[0], num_heads)
+        width = arrays[0].shape[0]
+        head_width = _check_divisible(width, num_heads)
+        kv_heads = check_kv_heads(num_kv_heads, num_heads)
+        for label, array in (("wk", arrays[1]), ("wv", arrays[2])):
+            if array.shape != (width, kv_heads * head_width):
+                raise ShapeError(
+                    f"MultiHeadAttention {label} must be [D, G·d_h] = [{width}, "
+                    f"{kv_heads * head_width}] for G = {kv_heads} key/value heads of width "
+                    f"d_h = {head_width}; got shape {array.shape}."
+                )
         causal = as_flag(causal, "causal")
+        window = check_window(window, causal)
+        qk_norm = as_flag(qk_norm, "qk_norm")
         check_name(name, "MultiHeadAttention")
         _check_positions(positions, num_heads, head_width)
+        query_norm, key_norm = _qk_norms(qk_norm, query_norm_gain, key_norm_gain, head_width, name)
         parts = [
             Linear.from_parameters(a, name=f"{name}.{role}")
             for a, role in zip(arrays, ("query", "key", "value", "output"), strict=True)
         ]
-        return cls._assemble(*parts, num_heads, causal, positions, name)
+        return cls._assemble(
+            *parts,
+            num_heads,
+            causal,
+            positions,
+            name,
+            num_kv_heads=kv_heads,
+            window=window,
+            query_norm=query_norm,
+            key_norm=key_norm,
+        )
 
     def _build(
         self,
@@ -432,22 +668,38 @@ class MultiHeadAttention(Module):
         causal: bool,
         positions: PositionScheme | None,
         name: str,
+        *,
+        num_kv_heads: int | None = None,
+        window: int | None = None,
+        query_norm: RMSNorm | None = None,
+        key_norm: RMSNorm | None = None,
     ) -> None:
         Module.__init__(self, name)
         self.model_width = query.input_width
         self.num_heads = num_heads
+        self.num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         self.head_width = self.model_width // num_heads
         self.causal = bool(causal)
+        self.window = window
+        self.qk_norm = query_norm is not None
         self.positions = positions
         self.query = query  # assignment order = forward order = named_parameters order
         self.key = key
         self.value = value
+        if query_norm is not None:  # q and k normalised after the projections, before W_O
+            self.query_norm = query_norm
+            self.key_norm = key_norm
+        else:
+            self.query_norm = self.key_norm = None
         self.output = output
 
     def __repr__(self) -> str:
+        extra = "" if self.num_kv_heads == self.num_heads else f", G={self.num_kv_heads}"
+        extra += "" if self.window is None else f", window={self.window}"
+        extra += ", qk_norm=True" if self.qk_norm else ""
         return (
             f"MultiHeadAttention(D={self.model_width}, H={self.num_heads}, "
-            f"d_h={self.head_width}, causal={self.causal}, name={self.name!r})"
+            f"d_h={self.head_width}{extra}, causal={self.causal}, name={self.name!r})"
         )
 
     def check_input(self, x: Tensor) -> None:
@@ -464,7 +716,7 @@ class MultiHeadAttention(Module):
             )
 
     def project_heads(self, x: Any, positions: Any = None) -> tuple[Tensor, Tensor, Tensor]:
-        """q, k, v as [B,H,T,d_h], after the position scheme's rotation (if any).
+        """q [B,H,T,d_h], k and v [B,G,T,d_h], after QK-norm and the rotation (if any).
 
         ``positions`` (broadcasting to [B, H, T]) gives the absolute position of each row for
         the rotation; by default rows sit at 0 … T − 1.
@@ -472,16 +724,19 @@ class MultiHeadAttention(Module):
         x = as_tensor(x, "MultiHeadAttention input")
         self.check_input(x)
         q = split_heads(self.query(x), self.num_heads)  # (B, H, T, d_h)
-        k = split_heads(self.key(x), self.num_heads)
-        v = split_heads(self.value(x), self.num_heads)
+        k = split_heads(self.key(x), self.num_kv_heads)  # (B, G, T, d_h)
+        v = split_heads(self.value(x), self.num_kv_heads)  # (B, G, T, d_h)
+        if self.query_norm is not None:  # QK-norm: RMSNorm over each head's d_h, before RoPE
+            q, k = self.query_norm(q), self.key_norm(k)
+        query_shape = q.shape
         if self.positions is not None and positions is not None:
             q, k = self.positions.rotate(q, positions), self.positions.rotate(k, positions)
         elif self.positions is not None:
             q, k = self.positions.rotate(q), self.positions.rotate(k)
-            if q.shape != v.shape or k.shape != v.shape:
+            if q.shape != query_shape or k.shape != v.shape:
                 raise ShapeError(
-                    f"positions.rotate must keep the shape [B, H, T, d_h] = {v.shape}; got "
-                    f"q {q.shape} and k {k.shape}."
+                    f"positions.rotate must keep the shapes [B, H, T, d_h] = {query_shape} of "
+                    f"q and [B, G, T, d_h] = {v.shape} of k; got q {q.shape} and k {k.shape}."
                 )
         return q, k, v
 
@@ -522,6 +777,8 @@ class MultiHeadAttention(Module):
             key_padding_mask=key_padding_mask,
             bias=bias,
             causal=self.causal,
+            window=self.window,
+            enable_gqa=self.num_kv_heads != self.num_heads,
         )  # (B, H, T, d_h), (B, H, T, T)
         output = self.output(merge_heads(heads))  # (B, T, D) @ W_O
         if average_weights:
@@ -541,6 +798,13 @@ class MultiHeadAttention(Module):
             raise ArgumentError(
                 "cache must provide query_positions [B, L] and append(k, v) (the "
                 f"AttentionCache protocol); got {type(cache).__name__}."
+            )
+        if self.num_kv_heads != self.num_heads or self.window is not None:
+            raise ArgumentError(
+                "The KV cache holds one key/value head per query head and every past "
+                f"position; this layer has G = {self.num_kv_heads} key/value heads for H = "
+                f"{self.num_heads} query heads and window = {self.window}. Run it without a "
+                "cache (cache=None), or build it with num_kv_heads=None and window=None."
             )
         if mask is not None or key_padding_mask is not None:
             raise ArgumentError(
