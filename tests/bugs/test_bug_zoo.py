@@ -156,7 +156,7 @@ def test_a_new_mutant_needs_only_an_entry() -> None:
         "subtracts the mean",
         "llm_from_scratch.autodiff.ops:rms_norm",
         centred,
-        frozenset({"seed-facts", "numpy-block"}),
+        frozenset({"known-values", "numpy-block"}),
     )
     for check in sorted(entry.caught_by):
         assert run_check(entry, check).status == CAUGHT

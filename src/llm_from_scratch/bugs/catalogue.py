@@ -289,7 +289,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "a tensor used twice keeps only the last gradient share instead of their sum",
             "llm_from_scratch.autodiff.tensor:_send",
             _overwritten_share,
-            {"gradcheck", "seed-facts", "numpy-block"},
+            {"gradcheck", "known-values", "numpy-block"},
         ),
         _entry(
             "bias-in-bias-free-projection",
@@ -298,7 +298,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "Linear(..., bias=False) gets a (zero-initialised) bias anyway",
             "llm_from_scratch.nn.linear:Linear._build",
             _bias_everywhere,
-            {"seed-facts"},
+            {"known-values"},
         ),
         _entry(
             "unbiased-layernorm-variance",
@@ -307,7 +307,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "the sample variance Σ(x − μ)²/(D − 1) instead of the population variance /D",
             f"{OPS}:layer_norm",
             _unbiased_variance,
-            {"seed-facts"},
+            {"known-values"},
         ),
         _entry(
             "layernorm-over-positions",
@@ -317,7 +317,7 @@ MUTANTS: dict[str, Mutant] = dict(
             f"{OPS}:layer_norm",
             _statistics_over_positions,
             {
-                "seed-facts",
+                "known-values",
                 "position-independence",
                 "causal-prefix",
                 "norm-scale-invariance",
@@ -332,7 +332,7 @@ MUTANTS: dict[str, Mutant] = dict(
             f"{ATTENTION}:split_heads",
             _split_by_reshape,
             {
-                "seed-facts",
+                "known-values",
                 "causal-prefix",
                 "permutation-equivariance",
                 "numpy-block",
@@ -391,7 +391,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "every pair rotated by −θ instead of θ",
             f"{OPS}:pair_rotate",
             _rotation_backwards,
-            {"seed-facts", "numpy-block"},
+            {"known-values", "numpy-block"},
         ),
         _entry(
             "rope-wrong-pairing",
@@ -400,7 +400,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "pairs (j, j + d/2) rotated where the weights expect (2j, 2j + 1)",
             f"{OPS}:pair_rotate",
             _wrong_pairing,
-            {"seed-facts", "numpy-block"},
+            {"known-values", "numpy-block"},
         ),
         _entry(
             "alibi-power-of-two-slopes",
@@ -409,7 +409,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "m_h = 2^(−8h/H) even when H is not a power of two",
             "llm_from_scratch.nn.positions:alibi_slopes",
             _power_of_two_slopes,
-            {"seed-facts"},
+            {"known-values"},
         ),
         _entry(
             "moe-gates-not-renormalised",
@@ -418,7 +418,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "the k largest router probabilities used as gates without dividing by their sum",
             "llm_from_scratch.nn.moe:top_k_gates",
             _gates_not_renormalised,
-            {"seed-facts", "rows-sum-to-one"},
+            {"known-values", "rows-sum-to-one"},
         ),
         _entry(
             "cross-entropy-over-padding",
@@ -427,7 +427,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "the loss summed over counted targets but divided by every target, padding included",
             "llm_from_scratch.training.loss:cross_entropy",
             _mean_over_padding,
-            {"seed-facts", "induction-loss"},
+            {"known-values", "induction-loss"},
         ),
         _entry(
             "adam-coupled-weight-decay",
@@ -436,7 +436,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "λθ added to the gradient (L2, inside the moments) instead of decoupled decay",
             "llm_from_scratch.training.optim:AdamW.step",
             _coupled_decay,
-            {"seed-facts"},
+            {"known-values"},
         ),
         _entry(
             "kv-cache-positions-restart",

@@ -7,7 +7,7 @@ a few seconds; the slowest is the short training run.
 
 - ``shapes``: every piece returns the documented shape;
 - ``gradcheck``: reverse-mode gradients of a tiny decoder's loss against central differences;
-- ``seed-facts``: the fixture values of the seed facts and the chapters (and the ALiBi paper's
+- ``known-values``: values the chapters work out in advance (and the ALiBi paper's
   slopes, which the unit tests hold), closed forms included;
 - invariance probes: ``position-independence``, ``causal-prefix``,
   ``permutation-equivariance``, ``rope-relative-offset``, ``rows-sum-to-one`` and
@@ -249,13 +249,13 @@ def _adamw_fact() -> tuple[np.ndarray, np.ndarray]:
 
 
 @check(
-    "seed-facts",
+    "known-values",
     "values",
-    "The fixture values of the seed facts and the chapters come out: Linear and SwiGLU outputs "
+    "Values the chapters work out in advance come out: Linear and SwiGLU outputs "
     "and gradients, parameter counts, the head split, LayerNorm and RMSNorm values, a RoPE "
     "rotation, ALiBi slopes, top-k gates, cross-entropy of uniform logits, one AdamW step.",
 )
-def seed_facts() -> Outcome:
+def known_values() -> Outcome:
     """Each fact against its written value (six-decimal facts within 5e-7)."""
     facts: list[tuple[str, Any, Any]] = []  # (fact, computed, expected)
     y, dx, dw, db = _linear_fact()
