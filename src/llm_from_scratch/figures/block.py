@@ -70,9 +70,9 @@ RESIDUAL_COLOUR = PALETTE.vermillion
 
 DEFAULT_LABELS = {
     "x": "input X  [B, T, D]",
-    "attention_norm": "norm N₁",
+    "attention_norm": "norm₁",
     "attention": "multi-head attention",
-    "ffn_norm": "norm N₂",
+    "ffn_norm": "norm₂",
     "ffn": "feed-forward network",
     "output": "output X₂  [B, T, D]",
 }
@@ -182,9 +182,9 @@ def block_labels(block: Any) -> dict[str, str]:
     ffn_label = f"FFN {kind}  {width}→{hidden}→{width}" if hidden else f"FFN {type(ffn).__name__}"
     causal = ", causal" if attention.causal else ""
     return {
-        "attention_norm": f"{norm} N₁",
+        "attention_norm": f"{norm}₁",
         "attention": f"attention  H={attention.num_heads}{causal}",
-        "ffn_norm": f"{norm} N₂",
+        "ffn_norm": f"{norm}₂",
         "ffn": ffn_label,
     }
 
@@ -451,11 +451,11 @@ def _panel_normalization(ax: Axes, data: Mapping[str, Any]) -> None:
     xs = np.arange(width)
     ax.bar(xs - 0.2, before, width=0.38, color=LIGHT, edgecolor=INK, lw=0.6, label="x")
     ax.bar(
-        xs + 0.2, after, width=0.38, color=PALETTE.sky_blue, edgecolor=INK, lw=0.6, label="N(x)"
+        xs + 0.2, after, width=0.38, color=PALETTE.sky_blue, edgecolor=INK, lw=0.6, label="norm(x)"
     )
     ax.axhline(0.0, color=MUTED, lw=0.6)
     ax.legend(loc="upper right", fontsize=8, ncols=2)
-    ax.set_xlabel("feature j of one token", fontsize=8)
+    ax.set_xlabel("feature c of one token", fontsize=8)
     top = float(max(np.abs(before).max(), np.abs(after).max(), 1e-12)) * 1.6
     ax.set_ylim(-top, top)
 
