@@ -9,6 +9,7 @@ TrainConfig setting names the setting.
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -83,16 +84,20 @@ CALL_NAMES = [name for name, _ in _calls(Path(tempfile.mkdtemp()))]
 @FEW
 @given(which=st.sampled_from(CALL_NAMES), value=garbage)
 def test_any_argument_works_or_raises_a_package_error(which: str, value: Any) -> None:
+    here = os.getcwd()
     with tempfile.TemporaryDirectory() as root:
         folder = Path(root)
         (folder / "x.md").write_text("Some prose for the split.\n")
         call = dict(_calls(folder))[which]
+        os.chdir(folder)  # a drawn string is a relative path: files it names land in the temp dir
         try:
             call(value)
         except FromScratchError:
             pass
         except OSError:
             assert "path" in which or "folder" in which or which in {"load_run", "from_json"}
+        finally:
+            os.chdir(here)
 
 
 FIELDS = {f.name: str(f.type) for f in dataclasses.fields(TrainConfig)}
