@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import Tensor
-from llm_from_scratch.errors import ArgumentError, TokenError
+from llm_from_scratch.errors import ArgumentError, TapeError, TokenError
 from llm_from_scratch.generation import (
     KVCache,
     decode_step,
@@ -203,3 +203,16 @@ def test_entropy_needs_distributions(probs, match):
     with pytest.raises(ArgumentError, match=match):
         entropy(probs)
     assert entropy([[0.5, 0.5]])[0] == pytest.approx(np.log(2.0), abs=1e-15)
+
+
+def test_a_backward_through_a_cached_pass_is_refused_before_any_gradient():
+    """The cache stores numbers: a gradient through it would miss the key and value paths."""
+    d = model()
+    c = KVCache(d, 1, 8)
+    prefill(d, c, np.array([[1, 2]]))  # recorded: grad mode is on
+    logits = decode_step(d, c, [3], [2])
+    with pytest.raises(TapeError, match="cannot pass through a KV cache"):
+        logits.sum().backward()
+    assert all(p.grad is None for p in d.parameters())
+    d(np.array([[1, 2, 3]])).sum().backward()  # the uncached pass trains as before
+    assert all(p.grad is not None for p in d.parameters())

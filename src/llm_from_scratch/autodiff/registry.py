@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import ArgumentError, FromScratchError, ShapeError, TapeError
 from ..validate import as_float_array, received
-from .tensor import TapeEntry, Tensor, creation_numbers, grad_mode
+from .tensor import TapeEntry, Tensor, creation_numbers, grad_mode, guard_inputs
 
 __all__ = ["OPS", "Example", "Op", "op"]
 
@@ -59,7 +59,9 @@ class Example:
 
 def _constant(data: Any) -> Tensor:
     """A non-tensor input as a constant tensor on a fresh float64 copy."""
-    return Tensor.wrap(as_float_array(data, "An op input"))
+    constant = Tensor.wrap(as_float_array(data, "An op input"))
+    constant._exposed = False  # nobody else holds the copy
+    return constant
 
 
 DOMAINS = ("any", "positive", "away-from-zero")
@@ -131,7 +133,7 @@ class Op:
     def __call__(self, *inputs: Any, **params: Any) -> Tensor:
         """Run the forward on the inputs' arrays and, if any input wants a gradient, record it."""
         inputs = tuple([x if isinstance(x, Tensor) else _constant(x) for x in inputs])
-        arrays = [t.value for t in inputs]
+        arrays = [t._value for t in inputs]
         if self.defaults:
             params = {**self.defaults, **params}
         try:
@@ -145,7 +147,7 @@ class Op:
         out, saved = out if self.saves else (out, None)
         needs = [t.requires_grad for t in inputs]  # which inputs want a gradient
         if True not in needs or not grad_mode.enabled:
-            return Tensor.from_op(out, None)
+            return Tensor.from_op(out, None, arrays)
         if self.backward is None:
             raise TapeError(
                 f"Op {self.name!r} has no VJP, so it cannot be recorded for a backward pass. "
@@ -156,12 +158,13 @@ class Op:
             keywords = {**keywords, "needs": needs}
         if self.saves:
             keywords = {**keywords, "saved": saved}
-        entry = TapeEntry(self, inputs, keywords, needs, next(creation_numbers))
-        return Tensor.from_op(out, entry)
+        seen = guard_inputs(inputs)  # the bytes of inputs the caller could still edit
+        entry = TapeEntry(self, inputs, keywords, needs, next(creation_numbers), seen)
+        return Tensor.from_op(out, entry, arrays)
 
     def vjp_shares(self, grad: Any, out: Any, entry: TapeEntry) -> tuple[Any, ...]:
         """The VJP applied to one tape entry: one gradient share (or None) per input."""
-        shares = self.backward(grad, out, *[t.value for t in entry.inputs], **entry.keywords)
+        shares = self.backward(grad, out, *[t._value for t in entry.inputs], **entry.keywords)
         shares = shares if type(shares) is tuple or type(shares) is list else (shares,)
         if len(shares) != len(entry.inputs):
             raise TapeError(
@@ -175,7 +178,7 @@ class Op:
         self, inputs: tuple[Tensor, ...], params: dict[str, Any], error: Exception
     ) -> ShapeError | ArgumentError:
         """numpy's complaint about a forward, as the package's error naming the op's inputs."""
-        shapes = ", ".join(str(t.value.shape) for t in inputs)
+        shapes = ", ".join(str(t.shape) for t in inputs)
         if isinstance(error, ValueError):  # numpy's broadcasting and shape rules
             return ShapeError(f"{self.name} cannot combine inputs of shapes {shapes}: {error}")
         given = ", ".join(f"{k}={received(v)}" for k, v in params.items()) or "no parameters"

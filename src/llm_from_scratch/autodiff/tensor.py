@@ -9,9 +9,17 @@ The tape holds values, not references to the caller's arrays. ``Tensor(data)`` c
 and an op copies any input that is not a tensor (``x * c`` with a numpy array ``c``) and any
 array parameter its VJP will read (a mask, an index, RoPE's cos and sin tables). So after
 ``y = (x * c).sum()``, editing ``c[:] = 0`` changes nothing: ``y.backward()`` gives the gradient
-of the function that was computed, with the original ``c``. The one array the engine does not
-protect is a tensor's own ``.value``: edit it in place only when no pending backward reads it
-(as with PyTorch's ``.data``); to change a parameter, assign a new array to ``.value``.
+of the function that was computed, with the original ``c``.
+
+A tensor's own ``.value`` is guarded instead, as PyTorch's version counter guards a tensor:
+``backward`` refuses (TapeError) to run a VJP on a value that was assigned anew
+(``w.value = ...``) or edited in place (``w.value[...] = 0``) after its op recorded it, rather
+than return the gradient of a function nobody computed. Change values after ``backward`` (an
+optimizer's step), or recompute the forward pass. The engine learns that an array may have been
+edited when it hands the array out (``.value``, ``detach``, ``Tensor.wrap``), and compares its
+bytes at ``backward`` with what the op saw. A recorded op's result is handed out read-only (no
+code writes into an op's result), as is any result that views another tensor's memory.
+``.grad`` holds None or a float64 array of the value's shape, nothing else.
 
 Recording is switched off per thread: :func:`no_grad` in one thread does not stop another
 thread's ops from recording.
@@ -25,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -35,8 +44,9 @@ from ..errors import (
     NoGradientError,
     RankError,
     ShapeError,
+    TapeError,
 )
-from ..validate import as_axis, as_flag, as_float_array, received
+from ..validate import as_axis, as_flag, as_float_array, received, tensor_value
 
 
 class _GradMode(threading.local):
@@ -81,6 +91,8 @@ class TapeEntry:
     # with needs= and saved= added for a VJP that takes them
     needs: list[bool]  # which inputs wanted a gradient when the op ran
     seq: int  # creation number: larger than the number of any entry among the inputs
+    seen: tuple | None = None  # (tensor, bytes of its value) for inputs the caller could edit;
+    # a str in place of the bytes refuses every backward through the entry with that message
 
 
 class _Released:
@@ -98,72 +110,149 @@ creation_numbers = count()  # stamps each new tape entry: 0, 1, 2, … (TapeEntr
 _creation_number = attrgetter("_entry.seq")
 
 
+class _Marks:
+    """The creation number of the latest guard set on a recorded tensor (-1: none yet)."""
+
+    latest = -1
+
+
+marks = _Marks()
+
+
 class Tensor:
     """A float64 array that can record the ops applied to it and receive gradients."""
 
     __slots__ = (
         "__weakref__",
         "_entry",
+        "_exposed",  # True: handed out, code outside the engine may write it; None: read-only
+        "_grad",
+        "_guard",  # (bytes or None, creation number): the value when handed out or replaced
         "_retains_grad",
-        "grad",
+        "_taped",  # some op recorded this tensor (as an input, or an output its VJP reads)
+        "_value",
         "name",
         "requires_grad",
-        "value",
     )
     __array_priority__ = 1000  # ndarray ⊕ Tensor defers to Tensor's reflected operator
 
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
         if isinstance(data, Tensor):
-            data = data.value
+            data = data._value
         if name is not None and not isinstance(name, str):
             raise ArgumentError(f"A tensor's name must be a string or None; got {received(name)}.")
-        self.value = as_float_array(data, "Tensor data")  # a copy, float64
-        self.grad: np.ndarray | None = None
+        self._value = as_float_array(data, "Tensor data")  # a copy, float64: nobody else has it
+        self._grad: np.ndarray | None = None
         self.requires_grad = as_flag(requires_grad, "requires_grad")
         self.name = name
         self._entry: TapeEntry | None = None  # None for a leaf
-        self._retains_grad = False
+        self._retains_grad = self._exposed = self._taped = False
+        self._guard: tuple[bytes | None, int] | None = None
 
     @classmethod
     def wrap(cls, data: Any) -> Tensor:
-        """A constant tensor around ``data`` without copying (for arrays the caller won't edit)."""
+        """A constant tensor around ``data`` without copying (the tape guards it as handed out)."""
         t = cls.__new__(Tensor)
-        t.value = (
+        t._value = (
             data
             if type(data) is np.ndarray and data.dtype == np.float64
             else (np.asarray(data, dtype=np.float64))
         )
-        t.grad = None
-        t.requires_grad = False
-        t.name = None
-        t._entry = None
-        t._retains_grad = False
+        t._grad = t.name = t._guard = t._entry = None
+        t.requires_grad = t._retains_grad = t._taped = False
+        t._exposed = True  # the caller holds the array
         return t
 
     @classmethod
-    def from_op(cls, value: Any, entry: TapeEntry | None) -> Tensor:
-        """An op's output: its value and, when the op was recorded, its tape entry."""
+    def from_op(cls, value: Any, entry: TapeEntry | None, arrays: Any = ()) -> Tensor:
+        """An op's output: its value and, when the op was recorded, its tape entry.
+
+        An output that views the memory of one of the input ``arrays`` is read-only: the memory
+        can still be written through the input's array, which the entry guards when the op is
+        recorded; a view made off the tape counts as handed out instead.
+        """
         t = cls.__new__(Tensor)
-        t.value = value if type(value) is np.ndarray and value.dtype is _F64 else _as_f64(value)
-        t.grad = t.name = None
+        t._value = value if type(value) is np.ndarray and value.dtype is _F64 else _as_f64(value)
+        t._grad = t.name = t._guard = None
         t.requires_grad = entry is not None
         t._entry = entry
-        t._retains_grad = False
+        t._retains_grad = t._exposed = False
+        t._taped = entry is not None and entry.op.reads_out  # its VJP reads this value
+        base = t._value.base
+        if base is not None and _views(base, arrays):
+            t._value.flags.writeable = False  # written only through the array it views
+            t._exposed = entry is None  # recorded: the viewed input's guard covers it
         return t
+
+    # --- the value and its gradient --------------------------------------------------------
+
+    @property
+    def value(self) -> np.ndarray:
+        """The float64 array (not a copy): edit it only when no pending backward reads it."""
+        if self._exposed is False:
+            self._expose()
+        return self._value
+
+    @value.setter
+    def value(self, data: Any) -> None:
+        array = (
+            data
+            if type(data) is np.ndarray and data.dtype is _F64
+            else as_float_array(data, "Tensor value")
+        )
+        self._value, self._exposed = array, True
+        if self._taped:  # an entry recorded the old value: a backward through it is refused
+            self._guard = (None, _mark())
+
+    def _expose(self) -> None:
+        """Hand the array out: an op's recorded result read-only, else its bytes remembered."""
+        if self._entry is not None:  # nobody could write it before: now nobody can
+            self._value.flags.writeable = False
+            self._exposed = None  # handed out, but unwritable: nothing to guard
+            return
+        self._exposed = True
+        if self._taped:
+            self._guard = (self._value.tobytes(), _mark())
+
+    @property
+    def grad(self) -> np.ndarray | None:
+        """The accumulated gradient d(root)/d(self), of the value's shape (None before any)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, grad: Any) -> None:
+        if grad is not None:
+            if tensor_value(grad) is not None or not isinstance(grad, np.ndarray | list | tuple):
+                raise TapeError(
+                    f"A tensor's .grad must be None or a numpy array of its shape "
+                    f"{self._value.shape}; got {received(grad)}."
+                )
+            grad = (
+                grad
+                if grad.__class__ is np.ndarray and grad.dtype is _F64
+                else (as_float_array(grad, "A tensor's .grad", error=TapeError))
+            )
+            if grad.shape != self._value.shape:
+                raise TapeError(
+                    f"A tensor's .grad must have the value's shape {self._value.shape}; got "
+                    f"shape {grad.shape}. A gradient is never broadcast: set one of shape "
+                    f"{self._value.shape}, or None."
+                )
+        self._grad = grad
 
     # --- what a tensor is ------------------------------------------------------------------
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.value.shape
+        return self._value.shape
 
     @property
     def ndim(self) -> int:
-        return self.value.ndim
+        return self._value.ndim
 
     @property
     def size(self) -> int:
-        return self.value.size
+        return self._value.size
 
     @property
     def is_leaf(self) -> bool:
@@ -186,7 +275,7 @@ class Tensor:
         return () if self._entry is None else self._entry.inputs
 
     def __repr__(self) -> str:
-        body = np.array2string(self.value, separator=", ", prefix="Tensor(")
+        body = np.array2string(self._value, separator=", ", prefix="Tensor(")
         extras = ""
         if self.requires_grad:
             extras += ", requires_grad=True"
@@ -195,9 +284,9 @@ class Tensor:
         return f"Tensor({body}{extras})"
 
     def __len__(self) -> int:
-        if self.value.ndim == 0:
+        if self._value.ndim == 0:
             raise RankError("len() needs a tensor with at least one axis; got a rank-0 tensor.")
-        return len(self.value)
+        return len(self._value)
 
     def __iter__(self) -> Iterator[Tensor]:
         """The rows along the first axis, each recorded as ``self[i]``."""
@@ -211,16 +300,16 @@ class Tensor:
 
     def item(self) -> float:
         """The single value of a one-element tensor, as a Python float."""
-        if self.value.size != 1:
+        if self._value.size != 1:
             raise ShapeError(
                 f"item() needs a one-element tensor; got shape {self.shape} ({self.size} "
                 "entries). Reduce first (t.sum().item()) or index one entry."
             )
-        return float(self.value.item())
+        return float(self._value.item())
 
     def numpy(self) -> np.ndarray:
         """A copy of the value as a numpy array."""
-        return self.value.copy()
+        return self._value.copy()
 
     def detach(self) -> Tensor:
         """The same value, cut from the tape (shares memory, records nothing)."""
@@ -249,9 +338,10 @@ class Tensor:
             )
         grads = {self: _seed_gradient(self, seed)}  # tensor → the sum of shares it has received
         if self._entry is None:  # a leaf is its own gradient's destination
-            self.grad = _accumulate(self.grad, grads.pop(self))
+            self._grad = _accumulate(self._grad, grads.pop(self))
             return
         pending = creation_order(self)  # every recorded result self depends on, self last
+        check_unchanged(pending)  # no VJP may read a value edited since its op ran
         while pending:
             node = pending.pop()  # newest first: every consumer of node has already sent its share
             grad = grads.pop(node, None)
@@ -261,8 +351,8 @@ class Tensor:
             if grad is None:  # no path from the root reaches this node's output
                 continue
             if node._retains_grad:
-                node.grad = _accumulate(node.grad, grad)
-            out = node.value if entry.op.reads_out else None
+                node._grad = _accumulate(node._grad, grad)
+            out = node._value if entry.op.reads_out else None
             node = None  # so an output the VJP does not read can be freed now
             shares = entry.op.vjp_shares(grad, out, entry)
             for tensor, share, wanted in zip(entry.inputs, shares, entry.needs, strict=False):
@@ -372,13 +462,13 @@ def _seed_gradient(root: Tensor, seed: Any) -> np.ndarray:
     if type(seed) is np.ndarray and seed.dtype == np.float64 and seed.shape == root.shape:
         return seed  # the common case: leaves store copies, so this array is never modified
     if seed is None:
-        if root.value.size != 1:
+        if root._value.size != 1:
             raise ShapeError(
                 f"backward() without a seed needs a one-element output; got shape {root.shape}. "
                 "Pass seed=<array of that shape> (the upstream gradient)."
             )
-        return np.ones_like(root.value)
-    value = seed.value if isinstance(seed, Tensor) else as_float_array(seed, "backward() seed")
+        return np.ones_like(root._value)
+    value = seed._value if isinstance(seed, Tensor) else as_float_array(seed, "backward() seed")
     if value.shape != root.shape:
         raise ShapeError(
             f"backward() seed must have the output's shape {root.shape}; got {value.shape}."
@@ -412,18 +502,100 @@ def creation_order(root: Tensor) -> list[Tensor]:
 
 def _accumulate(total: np.ndarray | None, share: np.ndarray) -> np.ndarray:
     """total + share, where the first share is copied (the caller may still hold it)."""
-    return share.copy() if total is None else total + share
+    if total is None:
+        return share.copy()
+    if total.shape != share.shape:  # a .grad set before its value was given a new shape
+        raise TapeError(
+            f"A tensor's .grad of shape {total.shape} cannot take a gradient of shape "
+            f"{share.shape}: its value changed shape after .grad was set. Set .grad = None "
+            "before the backward pass."
+        )
+    return total + share
 
 
 def _send(tensor: Tensor, share: np.ndarray, grads: dict[Tensor, np.ndarray]) -> None:
     """Deliver one gradient share: summed to the tensor's shape, into a leaf or the pending sum."""
-    if share.shape != tensor.value.shape:
-        share = unbroadcast(share, tensor.value.shape)
+    if share.shape != tensor._value.shape:
+        share = unbroadcast(share, tensor._value.shape)
     if tensor._entry is None:  # a leaf: its gradient is final, accumulate now (first: a copy)
-        tensor.grad = share.copy() if tensor.grad is None else tensor.grad + share
+        tensor._grad = _accumulate(tensor._grad, share)
     else:  # gradients meeting at a shared tensor add up
         previous = grads.get(tensor)
         grads[tensor] = share if previous is None else previous + share
+
+
+def _views(base: np.ndarray, arrays: Any) -> bool:
+    """Whether the memory ``base`` owns is one of ``arrays``' (the output views an input)."""
+    for a in arrays:  # noqa: SIM110  (a loop: any() over a generator costs twice as much here)
+        if base is a or base is a.base:
+            return True
+    return False
+
+
+_ONLY_THE_ENGINE = 3  # references to an input's array inside guard_inputs when nobody else has one
+
+
+def _mark() -> int:
+    """A new creation number, remembered as the latest guard (see check_unchanged)."""
+    marks.latest = number = next(creation_numbers)
+    return number
+
+
+def guard_inputs(inputs: tuple[Tensor, ...]) -> tuple | None:
+    """Mark inputs as recorded; keep the bytes of those whose arrays were handed out.
+
+    An array handed out earlier that nobody refers to any more (CPython's reference count: the
+    tensor, the op's list of arrays and this call's argument, no variable and no numpy view)
+    cannot be written by anyone: it counts as not handed out, and no bytes are kept.
+    """
+    seen = None
+    for t in inputs:
+        t._taped = True
+        if t._exposed:
+            if t._value.base is None and getrefcount(t._value) <= _ONLY_THE_ENGINE:
+                t._exposed = False
+            else:
+                seen = (*(seen or ()), (t, t._value.tobytes()))
+    return seen
+
+
+def check_unchanged(nodes: list[Tensor]) -> None:
+    """Refuse (TapeError) a backward whose VJPs would read a value changed since its op ran.
+
+    Checked before any gradient is written. A recorded tensor whose array was handed out
+    before the op ran has its bytes in the entry (``seen``); one handed out or assigned anew
+    afterwards carries a guard stamped later than the entry, looked for only in entries older
+    than the latest guard (usually none or a few).
+    """
+    latest = marks.latest
+    for node in nodes:
+        entry = node._entry
+        if entry.seen is not None:
+            for tensor, seen in entry.seen:
+                if tensor._value.tobytes() != seen:  # (seen may be a refusal: a str)
+                    if type(seen) is str:
+                        raise TapeError(seen)
+                    raise _changed(tensor, entry, "edited in place (or assigned anew)")
+        if entry.seq > latest:  # no guard is newer than this entry
+            continue
+        readers = (*entry.inputs, node) if entry.op.reads_out else entry.inputs
+        for tensor in readers:
+            guard = tensor._guard
+            if guard is not None and guard[1] > entry.seq:
+                if guard[0] is None:
+                    raise _changed(tensor, entry, "assigned anew (.value = ...)")
+                if tensor._value.tobytes() != guard[0]:
+                    raise _changed(tensor, entry, "edited in place")
+
+
+def _changed(tensor: Tensor, entry: TapeEntry, how: str) -> TapeError:
+    name = "" if tensor.name is None else f" {tensor.name!r}"
+    return TapeError(
+        f"backward() would read the value of tensor{name} (shape {tensor.shape}) that op "
+        f"{entry.op.name!r} recorded, but the value was {how} after the op ran: the gradient "
+        "would belong to a function nobody computed. Change values only after backward() (as "
+        "an optimizer step does), or run the forward pass again."
+    )
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import Tensor
+from ..autodiff import Tensor, grad_enabled
+from ..autodiff.tensor import TapeEntry, creation_numbers
 from ..errors import ArgumentError, TokenError
 from ..nn.decoder import Decoder
 from ..validate import as_integer, as_numpy, element_count, positive_int
@@ -84,9 +85,33 @@ class LayerCache:
         self.written = (k, v)
         key_len = int(positions.max()) + 1
         blocked = np.arange(key_len)[None, None, :] > positions[:, :, None]  # (B, L, S)
-        keys = Tensor.wrap(self.keys[:, :, :key_len])  # (B, H, S, d_h), a view
-        values = Tensor.wrap(self.values[:, :, :key_len])
+        keys = _read(self.keys[:, :, :key_len], k, v)  # (B, H, S, d_h), a view
+        values = _read(self.values[:, :, :key_len], k, v)
         return keys, values, blocked
+
+
+class _CacheRead:
+    """The op of a recorded cache read: on the tape so that a backward through it is refused."""
+
+    name = "kv_cache_read"
+    reads_out = False
+
+
+NO_BACKWARD = (
+    "backward() cannot pass through a KV cache: the cached keys and values are stored numbers, "
+    "not a record of the passes that computed them, so the gradient would miss every path "
+    "through them. Train on uncached passes, model(ids); run cached passes under no_grad()."
+)
+
+
+def _read(stored: np.ndarray, k: Tensor, v: Tensor) -> Tensor:
+    """Stored keys or values as a constant, or, when k or v is recorded, as a refusing node."""
+    if not (grad_enabled() and (k.requires_grad or v.requires_grad)):
+        return Tensor.wrap(stored)
+    entry = TapeEntry(_CacheRead(), (k, v), {}, [False, False], next(creation_numbers))
+    read = Tensor.from_op(stored, entry)
+    entry.seen = ((read, NO_BACKWARD),)  # checked before any gradient is written
+    return read
 
 
 class KVCache:
