@@ -431,7 +431,17 @@ def test_the_norm_matches_hypot_anywhere_in_the_range(grads) -> None:
         np.testing.assert_allclose(p.grad, want, rtol=1e-15, atol=0.0)
 
 
-@given(st.lists(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=4), min_size=1, max_size=3))
+def _ordinary(grads: list[list[float]]) -> bool:
+    """The largest |g| is zero or inside 2^±256, where no rescaling is needed."""
+    peak = max(abs(x) for g in grads for x in g)
+    return peak == 0.0 or peak >= 1e-70
+
+
+@given(
+    st.lists(
+        st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=4), min_size=1, max_size=3
+    ).filter(_ordinary)
+)
 def test_ordinary_norms_and_clips_are_the_old_arithmetic_bit_for_bit(grads) -> None:
     arrays = [np.array(g) for g in grads]
     old_norm = math.sqrt(sum(float(np.vdot(g, g)) for g in arrays))
