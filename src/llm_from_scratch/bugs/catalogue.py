@@ -397,7 +397,7 @@ MUTANTS: dict[str, Mutant] = dict(
             "rope-wrong-pairing",
             7,
             "RoPE's pairing",
-            "pairs (j, j + d/2) rotated where the weights expect (2j, 2j + 1)",
+            "pairs (r, r + d/2) rotated where the weights expect (2r, 2r + 1)",
             f"{OPS}:pair_rotate",
             _wrong_pairing,
             {"known-values", "numpy-block"},
