@@ -1,0 +1,10 @@
+"""Graders for the book's write-it-yourself exercises, one module per chapter.
+
+Each grader takes the reader's code, runs it against an independent answer (finite differences,
+a closed form, the package's own layer) and returns a :class:`Grade` whose message says what is
+wrong: which entry, which shape, which case.
+"""
+
+from .grading import Fail, Grade, call, compare, expect, grader, require_callable
+
+__all__ = ["Fail", "Grade", "call", "compare", "expect", "grader", "require_callable"]
