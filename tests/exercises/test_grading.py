@@ -1,4 +1,4 @@
-"""The grading kit: a right answer passes, and each kind of wrong answer gets its own plain message."""
+"""The grading kit: a right answer passes; each kind of wrong answer gets its own message."""
 
 import numpy as np
 
@@ -48,7 +48,8 @@ def test_non_numbers_and_non_finite_entries_are_named():
     assert grade_double(lambda x: "abc").message == (
         "double(x) should be an array of numbers; got a str."
     )
-    assert grade_double(lambda x: np.where(x > 0, x, np.nan)).message.startswith("double(x)[0] is nan")
+    grade = grade_double(lambda x: np.where(x > 0, x, np.nan))
+    assert grade.message.startswith("double(x)[0] is nan")
 
 
 def test_an_extra_condition_reports_its_message():

@@ -5,6 +5,6 @@ a closed form, the package's own layer) and returns a :class:`Grade` whose messa
 wrong: which entry, which shape, which case.
 """
 
-from .grading import Fail, Grade, call, compare, expect, grader, require_callable
+from .grading import AnswerError, Grade, call, compare, expect, grader, require_callable
 
-__all__ = ["Fail", "Grade", "call", "compare", "expect", "grader", "require_callable"]
+__all__ = ["AnswerError", "Grade", "call", "compare", "expect", "grader", "require_callable"]

@@ -1,4 +1,4 @@
-"""The grading kit every exercise uses: run the reader's code, compare with truth, say what is wrong.
+"""The grading kit: run the reader's code, compare it with the truth, say what is wrong.
 
 A grader is a function decorated with :func:`grader`. It calls the reader's code through
 :func:`call` (so an exception inside the reader's code becomes a plain message, not a traceback)
@@ -35,19 +35,19 @@ class Grade:
     __str__ = __repr__
 
 
-class Fail(Exception):
-    """Raised inside a grader to stop at the first thing that is wrong; the message is the verdict."""
+class AnswerError(Exception):
+    """Raised inside a grader at the first thing that is wrong; its message is the verdict."""
 
 
 def grader(exercise: str) -> Callable[[Callable[..., str]], Callable[..., Grade]]:
-    """Turn ``check(candidate, ...) -> success message`` into a grader that returns a :class:`Grade`."""
+    """Turn ``check(candidate, ...) -> success message`` into a grader returning a Grade."""
 
     def decorate(check: Callable[..., str]) -> Callable[..., Grade]:
         @functools.wraps(check)
         def grade(candidate: Any, *args: Any, **kwargs: Any) -> Grade:
             try:
                 message = check(candidate, *args, **kwargs)
-            except Fail as failure:
+            except AnswerError as failure:
                 return Grade(exercise, False, str(failure))
             return Grade(exercise, True, message)
 
@@ -60,30 +60,32 @@ def grader(exercise: str) -> Callable[[Callable[..., str]], Callable[..., Grade]
 def require_callable(candidate: Any, what: str) -> None:
     """Fail unless ``candidate`` is a function (the reader passed a result, not the code)."""
     if not callable(candidate):
-        raise Fail(
+        raise AnswerError(
             f"pass {what} itself (the function, without calling it); got "
             f"{_a(type(candidate).__name__)}."
         )
 
 
-def call(function: Callable[..., Any], *args: Any, what: str, case: str = "", **kwargs: Any) -> Any:
-    """Run the reader's ``function``; an exception becomes a Fail naming the case."""
+def call(
+    function: Callable[..., Any], *args: Any, what: str, case: str = "", **kwargs: Any
+) -> Any:
+    """Run the reader's ``function``; an exception becomes a AnswerError naming the case."""
     try:
         return function(*args, **kwargs)
-    except Fail:
+    except AnswerError:
         raise
     except Exception as error:  # the reader's code may raise anything
         where = f" on {case}" if case else ""
-        raise Fail(f"{what} raised {type(error).__name__}{where}: {error}") from None
+        raise AnswerError(f"{what} raised {type(error).__name__}{where}: {error}") from None
 
 
 def as_array(value: Any, what: str) -> np.ndarray:
-    """The reader's value as a float array, or a Fail saying what it was."""
+    """The reader's value as a float array, or a AnswerError saying what it was."""
     data = getattr(value, "value", value)  # a Tensor gives its numpy value
     try:
         array = np.asarray(data, dtype=np.float64)
     except (TypeError, ValueError):
-        raise Fail(
+        raise AnswerError(
             f"{what} should be an array of numbers; got {_a(type(value).__name__)}."
         ) from None
     return array
@@ -103,21 +105,22 @@ def compare(
     want_array = np.asarray(want, dtype=np.float64)
     where = f" for {case}" if case else ""
     if got_array.shape != want_array.shape:
-        raise Fail(
+        raise AnswerError(
             f"{what} has shape {tuple(got_array.shape)}{where}; it should have shape "
             f"{tuple(want_array.shape)}."
         )
     if not np.all(np.isfinite(got_array)):
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(got_array))[0])
-        raise Fail(f"{what}{list(index)} is {got_array[index]}{where}; every entry should be finite.")
+        raise AnswerError(
+            f"{what}{list(index)} is {got_array[index]}{where}; every entry should be finite."
+        )
     gap = np.abs(got_array - want_array)
     allowed = atol + rtol * np.abs(want_array)
     if np.any(gap > allowed):
         index = np.unravel_index(int(np.argmax(gap - allowed)), gap.shape)
         at = f"{list(int(i) for i in index)}" if got_array.ndim else ""
-        raise Fail(
-            f"{what}{at} is {got_array[index]:.6g}{where}; it should be "
-            f"{want_array[index]:.6g}."
+        raise AnswerError(
+            f"{what}{at} is {got_array[index]:.6g}{where}; it should be {want_array[index]:.6g}."
         )
 
 
@@ -129,4 +132,4 @@ def _a(noun: str) -> str:
 def expect(condition: bool, message: str) -> None:
     """Fail with ``message`` unless ``condition`` holds."""
     if not condition:
-        raise Fail(message)
+        raise AnswerError(message)
