@@ -69,7 +69,7 @@ def require_callable(candidate: Any, what: str) -> None:
 def call(
     function: Callable[..., Any], *args: Any, what: str, case: str = "", **kwargs: Any
 ) -> Any:
-    """Run the reader's ``function``; an exception becomes a AnswerError naming the case."""
+    """Run the reader's ``function``; an exception becomes an AnswerError naming the case."""
     try:
         return function(*args, **kwargs)
     except AnswerError:
@@ -80,7 +80,7 @@ def call(
 
 
 def as_array(value: Any, what: str) -> np.ndarray:
-    """The reader's value as a float array, or a AnswerError saying what it was."""
+    """The reader's value as a float array, or an AnswerError saying what it was."""
     data = getattr(value, "value", value)  # a Tensor gives its numpy value
     try:
         array = np.asarray(data, dtype=np.float64)
