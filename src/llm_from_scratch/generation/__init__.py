@@ -1,6 +1,12 @@
 """Generating text: sampling rules on logits, the key/value cache, the generation loop."""
 
-from .cache import KVCache, LayerCache, cache_bytes
+from .cache import (
+    KVCache,
+    LayerCache,
+    cache_bytes,
+    cache_bytes_per_token,
+    latent_cache_bytes_per_token,
+)
 from .loop import Generation, decode_step, generate, pad_prompts, prefill
 from .sampling import (
     entropy,
@@ -19,11 +25,13 @@ __all__ = [
     "KVCache",
     "LayerCache",
     "cache_bytes",
+    "cache_bytes_per_token",
     "decode_step",
     "decoder_step_work",
     "entropy",
     "generate",
     "greedy",
+    "latent_cache_bytes_per_token",
     "multiply_adds",
     "next_tokens",
     "pad_prompts",

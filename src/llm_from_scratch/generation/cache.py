@@ -30,9 +30,15 @@ from ..autodiff import Tensor, grad_enabled
 from ..autodiff.tensor import TapeEntry, creation_numbers
 from ..errors import ArgumentError, TokenError
 from ..nn.decoder import Decoder
-from ..validate import as_integer, as_numpy, element_count, positive_int
+from ..validate import as_integer, as_numpy, element_count, non_negative_int, positive_int
 
-__all__ = ["KVCache", "LayerCache", "cache_bytes"]
+__all__ = [
+    "KVCache",
+    "LayerCache",
+    "cache_bytes",
+    "cache_bytes_per_token",
+    "latent_cache_bytes_per_token",
+]
 
 FLOAT64_BYTES = 8
 
@@ -44,6 +50,45 @@ def cache_bytes(num_layers: int, positions: int, model_width: int, batch: int = 
     model_width = positive_int(model_width, "cache_bytes model_width")
     batch = positive_int(batch, "cache_bytes batch")
     return 2 * num_layers * positions * model_width * FLOAT64_BYTES * batch
+
+
+def cache_bytes_per_token(
+    num_layers: int, num_kv_heads: int, head_width: int, bytes_per_number: int = 8
+) -> int:
+    """2 · L · G · d_h · bytes: a K and a V row of G heads of width d_h in each of L layers.
+
+    G = H is multi-head attention, 1 <= G < H grouped-query and G = 1 multi-query attention.
+    Llama 3 8B in bf16: 2 · 32 · 8 · 128 · 2 = 131072 bytes (128 KiB) per token.
+    """
+    num_layers = positive_int(num_layers, "cache_bytes_per_token num_layers")
+    num_kv_heads = positive_int(num_kv_heads, "cache_bytes_per_token num_kv_heads")
+    head_width = positive_int(head_width, "cache_bytes_per_token head_width")
+    bytes_per_number = positive_int(
+        bytes_per_number,
+        "cache_bytes_per_token bytes_per_number",
+        fix="float64 is 8 bytes, float32 4, bf16 and fp16 2.",
+    )
+    return 2 * num_layers * num_kv_heads * head_width * bytes_per_number
+
+
+def latent_cache_bytes_per_token(
+    num_layers: int, latent_width: int, rope_width: int, bytes_per_number: int = 8
+) -> int:
+    """L · (d_c + d_rope) · bytes: DeepSeek-V2's multi-head latent attention cache per token.
+
+    Each layer keeps one compressed latent c_KV of width d_c (keys and values are both
+    recomputed from it) and one decoupled RoPE key of width d_rope shared by the heads.
+    DeepSeek-V2 in bf16: 60 · (512 + 64) · 2 = 69120 bytes per token.
+    """
+    num_layers = positive_int(num_layers, "latent_cache_bytes_per_token num_layers")
+    latent_width = positive_int(latent_width, "latent_cache_bytes_per_token latent_width")
+    rope_width = non_negative_int(rope_width, "latent_cache_bytes_per_token rope_width")
+    bytes_per_number = positive_int(
+        bytes_per_number,
+        "latent_cache_bytes_per_token bytes_per_number",
+        fix="float64 is 8 bytes, float32 4, bf16 and fp16 2.",
+    )
+    return num_layers * (latent_width + rope_width) * bytes_per_number
 
 
 class LayerCache:
