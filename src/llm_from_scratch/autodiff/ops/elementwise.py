@@ -16,6 +16,9 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LARGEST = np.finfo(np.float64).max  # ±∞ clipped to this keeps 0·∞ out of the formulas
 _TWO_MASKED = np.array([[False, True, False], [True, False, False]])  # masked_fill example
 _DENSITY_EDGE = 40.0  # φ(40) = e⁻⁸⁰⁰ / √2π is 0 in float64, and so is x φ(x) for |x| ≥ 40
+_TANH_SCALE = 2.0 * math.sqrt(2.0 / math.pi)  # 2c, c = √(2/π): ½(1 + tanh u) = σ(2u)
+_TANH_CUBIC = 0.044715  # GPT-2's gelu_new, torch's approximate="tanh"
+_TANH_EDGE = 40.0  # 2u(±40) = ±4656: σ(2u) is exactly 1 or 0 in float64 from |x| ≈ 22 on
 
 
 @op(
@@ -237,6 +240,40 @@ def _(grad, _out, x, saved):
     slope *= _INV_SQRT_2PI  # φ(x): 0 beyond the edge, as φ is there
     slope *= edge
     slope += saved  # GELU′ = Φ(x) + x φ(x)
+    slope *= grad
+    return slope
+
+
+@op(
+    example=Example(lambda a: gelu_tanh(a), ((2, 3),), "tanh approximation"),
+    saves=True,
+    method=True,
+)
+def gelu_tanh(x):
+    """GELU_tanh(x) = ½ x (1 + tanh u) = x σ(2u), u = √(2/π)(x + 0.044715 x³); 0 at −∞"""
+    edge = np.clip(x, -_TANH_EDGE, _TANH_EDGE)  # x³ would overflow from |x| ≈ 5.6e102
+    gate = edge * edge
+    gate *= _TANH_CUBIC
+    gate += 1.0
+    gate *= edge
+    gate *= _TANH_SCALE  # 2u
+    gate = expit(gate)  # σ(2u) = ½(1 + tanh u), without the cancellation in 1 + tanh u for u < 0
+    out = np.maximum(x, -_LARGEST)  # −∞ · 0 would be NaN; −max · 0 is −0
+    out *= gate
+    return out, (edge, gate)
+
+
+@gelu_tanh.vjp
+def _(grad, _out, x, saved):
+    edge, gate = saved
+    slope = edge * edge
+    slope *= 3.0 * _TANH_CUBIC
+    slope += 1.0
+    slope *= _TANH_SCALE  # (2u)′ = 2c (1 + 3 · 0.044715 x²)
+    slope *= edge
+    slope *= gate
+    slope *= 1.0 - gate  # x σ′(2u) (2u)′, σ′ = σ(1 − σ): 0 beyond the edge, as it is there
+    slope += gate  # GELU_tanh′ = σ(2u) + x σ(2u)(1 − σ(2u)) (2u)′
     slope *= grad
     return slope
 
