@@ -1,0 +1,35 @@
+"""Session fixtures: each tiny reference family built once and saved to a temporary folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from .reference import FAMILIES, build_reference, save_reference
+
+
+@pytest.fixture(scope="session")
+def reference_models() -> dict[str, Any]:
+    """{family: seeded float64 transformers model in eval mode}."""
+    return {family: build_reference(family) for family in FAMILIES}
+
+
+@pytest.fixture(scope="session")
+def reference_folders(tmp_path_factory: pytest.TempPathFactory, reference_models) -> dict:
+    """{family: folder written by save_pretrained}."""
+    root = tmp_path_factory.mktemp("hub")
+    return {f: save_reference(m, root / f) for f, m in reference_models.items()}
+
+
+@pytest.fixture(params=FAMILIES)
+def family(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def folder_of(reference_folders: dict, family: str) -> Path:
+    return reference_folders[family]
