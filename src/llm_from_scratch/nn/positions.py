@@ -9,6 +9,17 @@ Three ways to tell attention where a token sits:
 - ``rotate_pairs`` / ``RotaryEmbedding`` rotate query and key coordinate pairs by position-
   dependent angles (Su et al.), so a query-key dot product sees only the offset j − i.
 
+``LearnedPositions`` is GPT-2's learned absolute table (``wpe``): row p is added to the token
+vector at position p. ``rope_frequencies`` gives RoPE's ω_j = θ^(−2j/d_h) for a ``rope_theta``
+θ, optionally rescaled as Llama 3 does (:func:`llama3_scaled_frequencies`).
+
+RoPE's two pairings and the families that use them (both rotate pair j by tω_j):
+
+- ``"half"`` pairs coordinates (j, j + d/2): Hugging Face's ``rotate_half`` (Llama, Mistral,
+  Mixtral, Qwen2/3, GPT-NeoX checkpoints in ``transformers``);
+- ``"interleaved"`` pairs (2j, 2j + 1): GPT-J's ``rotate_every_two`` and the original RoFormer
+  (and Meta's own Llama code, whose weights ``transformers`` permutes into the half layout).
+
 ``ALiBiPositions`` and ``RoPEPositions`` wrap the last two as position schemes for attention:
 ``score_bias(num_heads, query_len, key_len)`` returns an [H, L, S] array to add to the scores
 (or None) and ``rotate(t)`` returns queries or keys [B, H, T, d_h] with positions applied.
@@ -21,16 +32,20 @@ from typing import Any, Literal
 import numpy as np
 
 from ..autodiff import Tensor, ops
-from ..errors import ArgumentError, RankError, ShapeError, WidthError
+from ..errors import ArgumentError, RankError, ShapeError, TokenError, WidthError
+from ..random import SplitMix64
 from ..validate import (
     as_float_array,
     as_integer,
+    as_numpy,
     as_real,
     broadcasts_to,
     element_count,
+    generator,
     positive_int,
+    received,
 )
-from .module import Module, as_tensor
+from .module import Module, Parameter, as_tensor, check_name
 
 #: Explicit whole positions below this many (or below the current table's length) are read
 #: from the shared cos/sin tables; a larger position is rotated by angles computed for it alone,
@@ -39,6 +54,16 @@ TABLE_ROWS = 4096
 
 Pairing = Literal["interleaved", "half"]
 PAIRINGS: tuple[str, ...] = ("interleaved", "half")
+
+#: The rope_type values of a Hugging Face ``rope_scaling`` dict that are built: "default" (no
+#: scaling, as ``transformers`` reads it) and "llama3" (:func:`llama3_scaled_frequencies`).
+ROPE_TYPES: tuple[str, ...] = ("default", "llama3")
+LLAMA3_KEYS: tuple[str, ...] = (
+    "factor",
+    "low_freq_factor",
+    "high_freq_factor",
+    "original_max_position_embeddings",
+)
 
 
 # --- argument checks -----------------------------------------------------------------------------
@@ -91,6 +116,86 @@ def sinusoidal_encoding(num_positions: int, width: int, base: float = 10000.0) -
     table[:, 0::2] = np.sin(angles)
     table[:, 1::2] = np.cos(angles)
     return table
+
+
+# --- absolute: a learned table (GPT-2's wpe) -----------------------------------------------------
+
+
+def check_positions(positions: Any, max_positions: int) -> np.ndarray:
+    """Integer positions [T] or [B, T], every entry in [0, max_positions), as int64."""
+    array = as_numpy(positions, "positions", kind="[T] or [B, T] integer array", error=TokenError)
+    if array.dtype.kind not in "iu":
+        raise TokenError(
+            f"LearnedPositions reads rows of its table at integer positions; got "
+            f"{received(positions)}. Pass e.g. np.arange(T)."
+        )
+    if array.ndim not in (1, 2):
+        raise TokenError(
+            f"LearnedPositions needs positions [T] or [B, T]; got shape {array.shape}. Pass "
+            "np.arange(T) or one row of positions per sequence."
+        )
+    if array.size and (array.min() < 0 or array.max() >= max_positions):
+        raise TokenError(
+            f"LearnedPositions holds rows for positions 0 … {max_positions - 1} only "
+            f"(max_positions={max_positions}); got positions from {array.min()} to "
+            f"{array.max()}. Keep sequences to {max_positions} tokens or build a longer table."
+        )
+    return array.astype(np.int64)
+
+
+class LearnedPositions(Module):
+    """P[t] = W[positions[t]]: a learned [max_positions, D] table (GPT-2's ``wpe``), a gather.
+
+    Added to the token vectors at the input of the stack. The table starts N(0, σ²) with
+    σ = ``std`` (0.02, GPT-2's initializer_range). Its parameter is ``<name>.weight``
+    [max_positions, D]; the gradient of a read row is scatter-added into that row only. Checks,
+    in order, before anything is drawn: max_positions, width, table size, std, name, rng.
+    """
+
+    def __init__(
+        self,
+        max_positions: int,
+        width: int,
+        *,
+        std: float = 0.02,
+        name: str = "positions",
+        rng: SplitMix64,
+    ) -> None:
+        max_positions = positive_int(max_positions, "LearnedPositions max_positions")
+        width = positive_int(width, "LearnedPositions width")
+        element_count((max_positions, width), "LearnedPositions table [max_positions, D]")
+        std = as_real(std, "LearnedPositions std", positive=True, fix="GPT-2 uses 0.02.")
+        check_name(name, "LearnedPositions")
+        table = std * generator(rng, "LearnedPositions").normal((max_positions, width))
+        self._build(table, name)
+
+    @classmethod
+    def from_parameters(cls, table: Any, *, name: str = "positions") -> LearnedPositions:
+        """Positions read from exactly this [max_positions, D] table (e.g. GPT-2's wpe.weight)."""
+        weight = as_float_array(table, "LearnedPositions table", finite=True)
+        if weight.ndim != 2:
+            raise RankError(
+                f"LearnedPositions table must be rank 2, [max_positions, D]; got shape "
+                f"{weight.shape}."
+            )
+        if 0 in weight.shape:
+            raise WidthError(
+                f"LearnedPositions table needs at least one position and one feature; got shape "
+                f"{weight.shape}."
+            )
+        return cls._assemble(weight, check_name(name, "LearnedPositions"))
+
+    def _build(self, table: np.ndarray, name: str) -> None:
+        Module.__init__(self, name)
+        self.max_positions, self.width = table.shape
+        self.weight = Parameter(table, f"{name}.weight")
+
+    def __repr__(self) -> str:
+        return f"LearnedPositions({self.max_positions} × {self.width}, name={self.name!r})"
+
+    def forward(self, positions: Any) -> Tensor:
+        """Rows at ``positions`` [T] → [T, D], or [B, T] → [B, T, D]."""
+        return self.weight[check_positions(positions, self.max_positions)]
 
 
 # --- relative score biases: ALiBi ---------------------------------------------------------------
@@ -261,8 +366,154 @@ def pairing_permutation(width: int) -> np.ndarray:
     return np.concatenate([np.arange(0, width, 2), np.arange(1, width, 2)])
 
 
+def _frequency_array(frequencies: Any) -> np.ndarray:
+    """A non-empty rank-1 array of finite, positive frequencies ω_j."""
+    omega = as_float_array(frequencies, "RoPE frequencies", finite=True)
+    if omega.ndim != 1 or omega.size == 0:
+        raise ShapeError(
+            f"RoPE frequencies must be a non-empty vector [d_h/2], one per pair; got shape "
+            f"{omega.shape}. Pass e.g. pair_frequencies(d_h, theta)."
+        )
+    if not (omega > 0).all():
+        raise ArgumentError(
+            f"RoPE frequencies must be positive (a wavelength 2π/ω needs ω > 0); got minimum "
+            f"{omega.min()!r}. Pass e.g. pair_frequencies(d_h, theta)."
+        )
+    return omega
+
+
+def llama3_scaled_frequencies(
+    frequencies: Any,
+    *,
+    factor: float,
+    low_freq_factor: float,
+    high_freq_factor: float,
+    original_max_position_embeddings: int,
+) -> np.ndarray:
+    """Llama 3's ω′ (λ = 2π/ω): ω if λ < L/h, ω/f if λ > L/l, else (1 − s)ω/f + sω.
+
+    s = (L/λ − l)/(h − l) with L = ``original_max_position_embeddings``, l =
+    ``low_freq_factor``, h = ``high_freq_factor``, f = ``factor`` (Llama 3.1: f = 8, l = 1, h = 4,
+    L = 8192). Short wavelengths are kept, long ones stretched f times, and those between
+    interpolated; the two boundaries (λ = L/h, λ = L/l) belong to the interpolated band, where
+    s is 1 and 0, so ω′ is continuous in λ. This is ``transformers``'
+    ``_compute_llama3_parameters``; shape [d_h/2] in, [d_h/2] out.
+    """
+    omega = _frequency_array(frequencies)
+    factor = as_real(factor, "llama3 factor", minimum=1.0, fix="Llama 3.1 uses factor 8.0.")
+    low = as_real(
+        low_freq_factor, "llama3 low_freq_factor", positive=True, fix="Llama 3.1 uses 1.0."
+    )
+    high = as_real(
+        high_freq_factor, "llama3 high_freq_factor", positive=True, fix="Llama 3.1 uses 4.0."
+    )
+    if not high > low:
+        raise ArgumentError(
+            f"llama3 scaling needs high_freq_factor > low_freq_factor (the band between them is "
+            f"interpolated); got high_freq_factor={high!r}, low_freq_factor={low!r}. Llama 3.1 "
+            "uses 4.0 and 1.0."
+        )
+    original = positive_int(
+        original_max_position_embeddings,
+        "llama3 original_max_position_embeddings",
+        fix="Llama 3.1 uses 8192.",
+    )
+    low_wavelength = original / low  # longer than this: stretched
+    high_wavelength = original / high  # shorter than this: kept
+    wavelength = 2.0 * np.pi / omega  # (d_h/2,)
+    stretched = np.where(wavelength > low_wavelength, omega / factor, omega)
+    smooth = (original / wavelength - low) / (high - low)
+    between = (1.0 - smooth) * stretched / factor + smooth * stretched
+    medium = ~(wavelength < high_wavelength) & ~(wavelength > low_wavelength)
+    return np.where(medium, between, stretched)
+
+
+def _rope_type(scaling: dict) -> str:
+    """The dict's rope_type (or the older key "type"), refused by name unless it is built."""
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if "rope_type" in scaling and "type" in scaling and scaling["type"] != kind:
+        raise ArgumentError(
+            f"rope_scaling gives two different kinds, rope_type={kind!r} and "
+            f"type={scaling['type']!r}. Keep one of them."
+        )
+    if kind not in ROPE_TYPES:
+        raise ArgumentError(
+            f"rope_scaling rope_type must be one of {', '.join(map(repr, ROPE_TYPES))}; got "
+            f"{kind!r}. Only Llama 3's scaling is built (no linear, dynamic, yarn or longrope); "
+            'pass None or {"rope_type": "default"} for none.'
+        )
+    return str(kind)
+
+
+def check_scaling(scaling: Any) -> dict | None:
+    """None, or a copy of a Hugging Face rope_scaling dict whose rope_type is built, checked."""
+    if scaling is None:
+        return None
+    if not isinstance(scaling, dict):
+        raise ArgumentError(
+            f"rope_scaling must be None or a dict as in a Hugging Face config, e.g. "
+            f'{{"rope_type": "llama3", "factor": 8.0, ...}}; got {received(scaling)}.'
+        )
+    kind = _rope_type(scaling)
+    allowed = {"rope_type", "type", *(LLAMA3_KEYS if kind == "llama3" else ())}
+    unknown = sorted(str(key) for key in scaling if key not in allowed)
+    if unknown:
+        raise ArgumentError(
+            f"rope_scaling of rope_type {kind!r} reads only the keys {sorted(allowed)}; got "
+            f"also {unknown}. Remove them."
+        )
+    missing = [key for key in LLAMA3_KEYS if kind == "llama3" and key not in scaling]
+    if missing:
+        raise ArgumentError(
+            f"rope_scaling of rope_type 'llama3' needs the keys {list(LLAMA3_KEYS)}; missing "
+            f"{missing}. Copy them from the model's config.json."
+        )
+    if kind == "llama3":  # every value checked now, so a bad one fails at construction
+        llama3_scaled_frequencies([1.0], **{key: scaling[key] for key in LLAMA3_KEYS})
+    return dict(scaling)
+
+
+def rope_frequencies(
+    head_width: int, theta: float = 10000.0, scaling: dict | None = None
+) -> np.ndarray:
+    """ω_j = θ^(−2j/d_h), j = 0 … d_h/2 − 1, then rescaled if ``scaling`` says so; [d_h/2].
+
+    ``theta`` is a config's ``rope_theta`` (10000 for GPT-NeoX and Llama 2, 500000 for Llama 3,
+    1000000 for Qwen3). ``scaling`` is its ``rope_scaling`` dict: None or rope_type "default"
+    leaves ω as it is; rope_type "llama3" applies :func:`llama3_scaled_frequencies`; any other
+    rope_type is refused by name.
+    """
+    head_width = _even_width("head_width", head_width, "RoPE")
+    theta = as_real(theta, "rope theta", positive=True, fix="Use a theta such as 10000.0.")
+    scaling = check_scaling(scaling)
+    omega = pair_frequencies(head_width, theta)  # (d_h/2,)
+    if scaling is None or _rope_type(scaling) == "default":
+        return omega
+    return llama3_scaled_frequencies(omega, **{key: scaling[key] for key in LLAMA3_KEYS})
+
+
+def _theta(base: Any, theta: Any) -> float:
+    """The one frequency base: ``theta`` (Hugging Face's rope_theta) if given, else ``base``."""
+    base = _base(base)
+    if theta is None:
+        return base
+    theta = as_real(theta, "rope theta", positive=True, fix="Use a theta such as 10000.0.")
+    if base != 10000.0 and base != theta:
+        raise ArgumentError(
+            f"base and theta name the same number (θ in ω_j = θ^(−2j/d_h)); got base={base!r} "
+            f"and theta={theta!r}. Pass only one of them."
+        )
+    return theta
+
+
 class RotaryEmbedding(Module):
-    """RoPE: rotate pair j of the row at position t by tω_j, ω_j = base^(−2j/d_h); no weights."""
+    """RoPE: rotate pair j of the row at position t by tω_j, ω_j = θ^(−2j/d_h); no weights.
+
+    ``base`` and ``theta`` are the same θ (``theta`` is the name in Hugging Face configs,
+    ``rope_theta``; give one). ``scaling`` is a config's ``rope_scaling`` dict (see
+    :func:`rope_frequencies`). ``pairing="half"`` is Hugging Face's ``rotate_half``,
+    ``"interleaved"`` GPT-J's and RoFormer's (see the module docstring).
+    """
 
     def __init__(
         self,
@@ -270,24 +521,38 @@ class RotaryEmbedding(Module):
         base: float = 10000.0,
         pairing: Pairing = "interleaved",
         *,
+        theta: float | None = None,
+        scaling: dict | None = None,
         name: str = "rope",
     ) -> None:
         head_width = _even_width("head_width", head_width, "A rotary embedding")
-        base = _base(base)
+        base = _theta(base, theta)
         pairing = _pairing(pairing)
+        scaling = check_scaling(scaling)
+        check_name(name, type(self).__name__)
+        frequencies = rope_frequencies(head_width, base, scaling)  # (d_h/2,)
         super().__init__(name)
         self.head_width = head_width
         self.base = base
         self.pairing = pairing
-        self.frequencies = pair_frequencies(head_width, base)  # (d_h/2,)
+        self.scaling = scaling
+        self.frequencies = frequencies
         # One set of tables for positions 0 … T_max − 1, the longest length seen, sliced for
         # shorter calls: memory is bounded by one [T_max, d_h] table, however many lengths run.
         self._default_tables: tuple | None = None  # (pairing, ω, T_max, tables)
 
+    @property
+    def theta(self) -> float:
+        """θ of ω_j = θ^(−2j/d_h), Hugging Face's ``rope_theta`` (the same number as ``base``)."""
+        return self.base
+
+    def _scaling_repr(self) -> str:
+        return "" if self.scaling is None else f", scaling={self.scaling!r}"
+
     def __repr__(self) -> str:
         return (
             f"RotaryEmbedding(head_width={self.head_width}, base={self.base:g}, "
-            f"pairing={self.pairing!r}, name={self.name!r})"
+            f"pairing={self.pairing!r}{self._scaling_repr()}, name={self.name!r})"
         )
 
     def _tables_for(self, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -402,7 +667,7 @@ class RoPEPositions(RotaryEmbedding):
     def __repr__(self) -> str:
         return (
             f"RoPEPositions(head_width={self.head_width}, base={self.base:g}, "
-            f"pairing={self.pairing!r}, name={self.name!r})"
+            f"pairing={self.pairing!r}{self._scaling_repr()}, name={self.name!r})"
         )
 
     def score_bias(self, num_heads: int, query_len: int, key_len: int) -> None:
