@@ -337,16 +337,22 @@ def test_scaled_dot_product_attention_refuses_ungrouped_head_counts():
         scaled_dot_product_attention(q, k, v, enable_gqa=1)
 
 
-def test_cached_forward_refuses_grouped_heads_for_now():
-    class Cache:
-        query_positions = np.zeros((1, 2), dtype=np.int64)
+def test_cached_forward_stores_g_heads_and_reads_them_grouped():
+    """The cache is handed k, v of G heads [B, G, L, d_h]; the output equals the uncached one."""
+    seen = []
 
-        def append(self, k, v):  # pragma: no cover - refused before any append
-            raise AssertionError("append reached")
+    class Cache:
+        query_positions = np.array([[0, 1, 2]])
+
+        def append(self, k, v):
+            seen.append((k.shape, v.shape))
+            return k, v, np.triu(np.ones((1, 3, 3), dtype=bool), k=1)  # keys after the query
 
     layer = MultiHeadAttention(8, 4, num_kv_heads=2, causal=True, rng=SplitMix64(75))
-    with pytest.raises(ArgumentError, match=r"G = 2 key/value heads for H = 4.*cache=None"):
-        layer(Tensor(normal(76, (1, 2, 8))), cache=Cache())
+    x = Tensor(normal(76, (1, 3, 8)))
+    cached, _ = layer(x, cache=Cache())
+    assert seen == [((1, 2, 3, 2), (1, 2, 3, 2))]
+    np.testing.assert_allclose(cached.value, layer(x)[0].value, rtol=0, atol=1e-14)
 
 
 def test_empty_key_axis_gives_zero_outputs():

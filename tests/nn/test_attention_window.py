@@ -184,7 +184,7 @@ def test_window_accepts_numpy_integers_and_keeps_none_as_full_causal():
         sliding_window_mask(4, 3, 2)
 
 
-def test_cached_forward_refuses_a_window_for_now():
+def test_cached_forward_refuses_a_cache_without_the_window():
     class Cache:
         query_positions = np.zeros((1, 1), dtype=np.int64)
 
@@ -192,5 +192,5 @@ def test_cached_forward_refuses_a_window_for_now():
             raise AssertionError("append reached")
 
     layer = MultiHeadAttention(8, 2, causal=True, window=2, rng=SplitMix64(19))
-    with pytest.raises(ArgumentError, match=r"window = 2.*cache=None"):
+    with pytest.raises(ArgumentError, match=r"sliding window of 2 positions.*cache.window = 2"):
         layer(Tensor(normal(20, (1, 1, 8))), cache=Cache())

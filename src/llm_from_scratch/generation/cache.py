@@ -2,9 +2,9 @@
 
 Without a cache, generating token t+1 re-runs the decoder over all t + 1 positions, although
 the keys and values of positions 0 … t − 1 have not changed (causal attention: a position never
-reads later ones). The cache keeps them: K and V of layer l are [B, H, C, d_h] arrays (C the
-capacity, in positions), the prompt fills positions 0 … T − 1 in one pass (prefill), and each
-step writes one position per row and reads every position up to it.
+reads later ones). The cache keeps them: K and V of layer l are [B, G, C, d_h] arrays (G the
+key/value heads, C the capacity, in positions), the prompt fills positions 0 … T − 1 in one
+pass (prefill), and each step writes one position per row and reads every position up to it.
 
 Rows may sit at different positions (prompts of different lengths): the query of row b at
 position p_b sees key slots j <= p_b and no others. The cache keeps, per layer and row, which
@@ -15,6 +15,9 @@ slots hold keys of the current sequence, and refuses a pass that would read any 
 - every query at position p must then find slots 0 … p written, so the positions of a row
   continue its sequence (prefill 0 … T − 1, then T, T + 1, …) or re-run part of it;
 - positions repeat within a row nowhere (two tokens cannot share one slot).
+
+A layer with a sliding window w < C keeps a rolling buffer of w slots instead (see LayerCache):
+its queries never read further back, so its memory does not grow with the positions held.
 
 Padding that the prefill wrote beyond a short row's length is made stale by the row's first
 step and overwritten before any query of that row reads it.
@@ -92,15 +95,30 @@ def latent_cache_bytes_per_token(
 
 
 class LayerCache:
-    """One block's keys and values, [B, H, C, d_h] each, at absolute positions 0 … C − 1."""
+    """One block's keys and values, [B, G, C, d_h] each (G key/value heads), or a rolling buffer.
 
-    def __init__(self, owner: KVCache, num_heads: int, head_width: int) -> None:
-        shape = (owner.batch, num_heads, owner.capacity, head_width)
-        element_count(shape, "KVCache layer [B, H, C, d_h]")
+    Without a window (or with a window w >= C) slot j holds absolute position j. With a window
+    w < C the layer keeps only W = w slots, [B, G, w, d_h], position p in slot p mod w: a query
+    at p reads p − w + 1 … p and nothing older, so older keys are overwritten and the memory
+    stays 2 · B · G · w · d_h · 8 bytes however long the generation.
+    """
+
+    def __init__(
+        self, owner: KVCache, num_heads: int, head_width: int, window: int | None = None
+    ) -> None:
+        rolling = window is not None and window < owner.capacity
+        slots = window if rolling else owner.capacity
+        shape = (owner.batch, num_heads, slots, head_width)
+        element_count(shape, "KVCache layer [B, G, C, d_h]")
         self._owner = owner
-        self.keys = np.zeros(shape)  # (B, H, C, d_h)
-        self.values = np.zeros(shape)  # (B, H, C, d_h)
+        self.window = window
+        self.rolling = rolling
+        self.keys = np.zeros(shape)  # (B, G, C or w, d_h)
+        self.values = np.zeros(shape)  # (B, G, C or w, d_h)
         self.filled = np.zeros((owner.batch, owner.capacity), dtype=bool)  # (B, C) current keys
+        # rolling buffer: the absolute position each slot holds, −1 for none
+        self.slot_positions = np.full((owner.batch, slots), -1, dtype=np.int64)  # (B, W)
+        self.key_positions: np.ndarray | None = None  # (B, S) of the last read (rolling only)
         self.written: tuple[Tensor, Tensor] | None = None  # the last k, v stored (for counting)
 
     @property
@@ -109,30 +127,74 @@ class LayerCache:
         return self._owner.query_positions
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, np.ndarray]:
-        """Store k, v [B, H, L, d_h] at the query positions; return K, V [B, H, S, d_h], blocked.
+        """Store k, v [B, G, L, d_h] at the query positions; return K, V [B, G, S, d_h], blocked.
 
-        S = max position + 1; blocked [B, L, S] is True where slot j > the query's position.
+        Without a rolling buffer S = max position + 1 and blocked [B, L, S] is True where slot
+        j > the query's position. With one, S = w + L (the buffer, then the new keys, whose
+        positions are ``key_positions`` [B, S]) and blocked is True unless p − w < j <= p.
         """
         positions = self._owner.query_positions  # (B, L)
         batch, heads, _, head_width = self.keys.shape
         if k.shape != (batch, heads, positions.shape[1], head_width) or v.shape != k.shape:
             raise ArgumentError(
-                f"LayerCache.append needs k and v of shape [B, H, L, d_h] = "
+                f"LayerCache.append needs k and v of shape [B, G, L, d_h] = "
                 f"{[batch, heads, positions.shape[1], head_width]}; got "
                 f"k {k.shape}, v {v.shape}."
             )
         filled = slots_after_write(self.filled, positions)  # (B, C), checked before writing
         check_reads(filled, positions)
-        rows = np.arange(batch)[:, None]  # (B, 1)
+        if self.rolling:
+            return self._append_rolling(k, v, positions, filled)
         self.filled = filled
-        self.keys[rows, :, positions] = k.value.transpose(0, 2, 1, 3)  # slots (B, L) ← (H, d_h)
-        self.values[rows, :, positions] = v.value.transpose(0, 2, 1, 3)
         self.written = (k, v)
+        rows = np.arange(batch)[:, None]  # (B, 1)
+        self.keys[rows, :, positions] = k.value.transpose(0, 2, 1, 3)  # slots (B, L) ← (G, d_h)
+        self.values[rows, :, positions] = v.value.transpose(0, 2, 1, 3)
         key_len = int(positions.max()) + 1
         blocked = np.arange(key_len)[None, None, :] > positions[:, :, None]  # (B, L, S)
-        keys = _read(self.keys[:, :, :key_len], k, v)  # (B, H, S, d_h), a view
+        keys = _read(self.keys[:, :, :key_len], k, v)  # (B, G, S, d_h), a view
         values = _read(self.values[:, :, :key_len], k, v)
         return keys, values, blocked
+
+    def _append_rolling(
+        self, k: Tensor, v: Tensor, positions: np.ndarray, filled: np.ndarray
+    ) -> tuple[Tensor, Tensor, np.ndarray]:
+        """The rolling buffer's read (old slots, then the new keys) and write (the newest w)."""
+        window = self.keys.shape[2]
+        # slots holding positions being rewritten are stale before this pass reads them
+        held = self.slot_positions.copy()  # (B, W)
+        held[held >= positions.min(axis=1, keepdims=True)] = -1
+        key_positions = np.concatenate([held, positions], axis=1)  # (B, W + L)
+        query = positions[:, :, None]  # (B, L, 1)
+        key = key_positions[:, None, :]  # (B, 1, W + L)
+        blocked = (key < 0) | (key > query) | (key <= query - window)  # (B, L, W + L)
+        seen = (~blocked).sum(axis=2)  # (B, L): keys each query finds
+        short = np.argwhere(seen != np.minimum(positions + 1, window))
+        if short.size:
+            b, i = (int(n) for n in short[0])
+            raise TokenError(
+                f"KVCache: a rolling buffer keeps each row's newest {window} positions (the "
+                f"sliding window), so the query at position {int(positions[b, i])} of row {b} "
+                f"cannot find the {window} keys it reads; the buffer holds positions "
+                f"{sorted(int(p) for p in held[b] if p >= 0)}. Continue the sequence, or "
+                "re-run at most the last position."
+            )
+        keys = np.concatenate([self.keys, k.value], axis=2)  # (B, G, W + L, d_h)
+        values = np.concatenate([self.values, v.value], axis=2)
+        # write: each row keeps its newest w positions below its length, p in slot p mod w
+        lengths = self._owner.query_lengths  # (B,): positions at or past it are padding
+        kept = np.where(positions < lengths[:, None], positions, -1)  # (B, L)
+        newest = kept.max(axis=1, keepdims=True)  # (B, 1)
+        rows, columns = np.nonzero((kept >= 0) & (kept > newest - window))  # distinct slots
+        slots = positions[rows, columns] % window
+        self.filled = filled
+        self.written = (k, v)
+        self.slot_positions = held
+        self.keys[rows, :, slots] = k.value[rows, :, columns]  # (n, G, d_h)
+        self.values[rows, :, slots] = v.value[rows, :, columns]
+        self.slot_positions[rows, slots] = positions[rows, columns]
+        self.key_positions = key_positions
+        return _read(keys, k, v), _read(values, k, v), blocked
 
 
 class _CacheRead:
@@ -172,8 +234,14 @@ class KVCache:
         self.num_layers = len(model.blocks)
         self.model_width = model.model_width
         self.query_positions = np.zeros((self.batch, 0), dtype=np.int64)  # (B, L)
+        self.query_lengths = np.full(self.batch, np.iinfo(np.int64).max, dtype=np.int64)  # (B,)
         self.layers = [
-            LayerCache(self, block.attention.num_heads, block.attention.head_width)
+            LayerCache(
+                self,
+                block.attention.num_kv_heads,
+                block.attention.head_width,
+                block.attention.window,
+            )
             for block in model.blocks
         ]
 
@@ -193,11 +261,12 @@ class KVCache:
             )
         return self.layers[number]
 
-    def start(self, positions: Any) -> None:
+    def start(self, positions: Any, lengths: Any = None) -> None:
         """Set the absolute positions [B, L] of the next tokens run through the decoder.
 
-        Refused (TokenError) when a query would read a slot that holds no key of its sequence:
-        see the module docstring for the rule.
+        ``lengths`` [B] (optional) marks positions >= lengths[b] of row b as padding: a rolling
+        buffer never keeps them (a short row's own last w keys stay). Refused (TokenError) when
+        a query would read a slot that holds no key of its sequence: see the module docstring.
         """
         array = as_numpy(positions, "KVCache.start positions", kind="[B, L] integer array")
         if array.ndim != 2 or array.shape[0] != self.batch or array.dtype.kind not in "iu":
@@ -225,17 +294,36 @@ class KVCache:
                 f"row {row} repeats a position: {array[row].tolist()}. Run the tokens at "
                 "distinct positions."
             )
+        if lengths is None:
+            lengths = np.full(self.batch, np.iinfo(np.int64).max, dtype=np.int64)
+        else:
+            lengths = as_numpy(lengths, "KVCache.start lengths", kind="[B] integer array")
+            if lengths.shape != (self.batch,) or lengths.dtype.kind not in "iu":
+                raise TokenError(
+                    f"KVCache.start lengths must be {self.batch} integers, one per row; got "
+                    f"{lengths.dtype} array of shape {lengths.shape}."
+                )
+            lengths = lengths.astype(np.int64)
+            if (lengths < 1).any():
+                raise TokenError(
+                    f"KVCache.start lengths must be at least 1 (each row holds a token); got "
+                    f"{lengths.tolist()}."
+                )
         for layer in self.layers:  # every layer, before any of them is written
             check_reads(slots_after_write(layer.filled, array), array)
         self.query_positions = array
+        self.query_lengths = lengths
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by every K and V array: 2 · layers · capacity · width · 8 · B."""
+        """Bytes held by every K and V array: 2 · layers · B · G · slots · d_h · 8.
+
+        slots = C (the capacity), or w for a layer with a sliding window w < C.
+        """
         return sum(layer.keys.nbytes + layer.values.nbytes for layer in self.layers)
 
     def shapes(self) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-        """(K shape, V shape) of each layer, [B, H, C, d_h]."""
+        """(K shape, V shape) of each layer, [B, G, C, d_h] ([B, G, w, d_h] when rolling)."""
         return [(layer.keys.shape, layer.values.shape) for layer in self.layers]
 
     def filled_lengths(self) -> np.ndarray:

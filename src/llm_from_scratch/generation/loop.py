@@ -22,7 +22,7 @@ import numpy as np
 
 from ..autodiff import Tensor, no_grad
 from ..errors import ArgumentError, TokenError
-from ..nn.decoder import Decoder, check_ids
+from ..nn.decoder import Decoder, check_ids, check_lengths
 from ..random import SplitMix64
 from ..validate import (
     as_flag,
@@ -129,8 +129,12 @@ def _check_cache(model: Decoder, cache: Any, owner: str) -> KVCache:
     return cache
 
 
-def prefill(model: Decoder, cache: KVCache, ids: Any) -> Tensor:
-    """logits [B, T, V] for ids [B, T] at positions 0 … T − 1, filling the cache's slots."""
+def prefill(model: Decoder, cache: KVCache, ids: Any, lengths: Any = None) -> Tensor:
+    """logits [B, T, V] for ids [B, T] at positions 0 … T − 1, filling the cache's slots.
+
+    ``lengths`` [B] (optional): row b's prompt is its first lengths[b] tokens, the rest padding
+    (a rolling window buffer then keeps each row's own last keys).
+    """
     model = _check_model(model, "prefill")
     cache = _check_cache(model, cache, "prefill")
     ids = check_ids(ids, model.vocab_size)
@@ -140,7 +144,9 @@ def prefill(model: Decoder, cache: KVCache, ids: Any) -> Tensor:
             f"prefill needs one row of ids per cache row: the cache holds B = {cache.batch} "
             f"rows; got ids of shape {ids.shape}."
         )
-    cache.start(np.broadcast_to(np.arange(tokens), (batch, tokens)))
+    if lengths is not None:
+        lengths = check_lengths(lengths, batch, tokens)
+    cache.start(np.broadcast_to(np.arange(tokens), (batch, tokens)), lengths)
     return model(ids, cache=cache)
 
 
@@ -250,7 +256,7 @@ def generate(
     with no_grad():
         for step in range(max_new_tokens if not all(reasons) else 0):
             if step == 0 and cache is not None:
-                logits = prefill(model, cache, ids).value[np.arange(batch), positions]
+                logits = prefill(model, cache, ids, lengths).value[np.arange(batch), positions]
             elif cache is not None:
                 last = np.array([s[-1] for s in sequences], dtype=np.int64)
                 logits = decode_step(model, cache, last, positions).value  # (B, V)

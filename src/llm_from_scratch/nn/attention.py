@@ -435,6 +435,32 @@ def _grouped_attention(
     )
 
 
+def _bias_at_keys(
+    scheme: Any, num_heads: int, positions: np.ndarray, key_positions: np.ndarray
+) -> Any:
+    """A position bias [B, H, L, S] for keys at absolute positions [B, S] (a rolling buffer).
+
+    ALiBi (a scheme with ``slopes``): −m_h (p_i − p_j) for p_j <= p_i, else 0, computed at the
+    S keys alone. Any other scheme: its bias for slots 0 … max position, read at each key's
+    position (slots holding no key, position −1, read position 0: they are blocked anyway).
+    """
+    slopes = getattr(scheme, "slopes", None)
+    if slopes is not None:
+        scheme.score_bias_at(num_heads, positions, 0)  # the scheme's own checks
+        distance = positions[:, None, :, None] - key_positions[:, None, None, :]  # (B, 1, L, S)
+        penalty = np.asarray(slopes, dtype=np.float64)[None, :, None, None] * distance
+        return np.where(distance > 0, -penalty, 0.0)  # (B, H, L, S)
+    bias_at = scheme.score_bias_at
+    key_len = int(max(key_positions.max(), positions.max())) + 1
+    full = bias_at(num_heads, positions, key_len)  # (B, H, L, P) or None
+    if full is None:
+        return None
+    full = np.asarray(full)
+    index = np.maximum(key_positions, 0)[:, None, None, :]  # (B, 1, 1, S)
+    index = np.broadcast_to(index, (*full.shape[:3], key_positions.shape[1]))
+    return np.take_along_axis(full, index, axis=3)  # (B, H, L, S)
+
+
 # --- the module --------------------------------------------------------------------------------
 
 
@@ -799,12 +825,12 @@ class MultiHeadAttention(Module):
                 "cache must provide query_positions [B, L] and append(k, v) (the "
                 f"AttentionCache protocol); got {type(cache).__name__}."
             )
-        if self.num_kv_heads != self.num_heads or self.window is not None:
+        if self.window is not None and getattr(cache, "window", None) != self.window:
             raise ArgumentError(
-                "The KV cache holds one key/value head per query head and every past "
-                f"position; this layer has G = {self.num_kv_heads} key/value heads for H = "
-                f"{self.num_heads} query heads and window = {self.window}. Run it without a "
-                "cache (cache=None), or build it with num_kv_heads=None and window=None."
+                f"This layer reads a sliding window of {self.window} positions, so its cache must "
+                f"apply the same window (cache.window = {self.window}); got a cache with window "
+                f"{getattr(cache, 'window', None)!r}. Build generation.KVCache(model, batch, "
+                "capacity), which reads each layer's window."
             )
         if mask is not None or key_padding_mask is not None:
             raise ArgumentError(
@@ -812,9 +838,13 @@ class MultiHeadAttention(Module):
                 "holds; pass mask=None and key_padding_mask=None (got a mask)."
             )
         positions = np.asarray(cache.query_positions)  # (B, L) absolute positions
-        q, k, v = self.project_heads(x, positions[:, None, :])  # (B, H, L, d_h)
-        keys, values, blocked = cache.append(k, v)  # (B, H, S, d_h) ×2, (B, L, S)
+        q, k, v = self.project_heads(
+            x, positions[:, None, :]
+        )  # (B, H, L, d_h), k v (B, G, L, d_h)
+        keys, values, blocked = cache.append(k, v)  # (B, G, S, d_h) ×2, (B, L, S)
         key_len = blocked.shape[2]
+        # a rolling window buffer says which absolute position each key slot holds
+        key_positions = getattr(cache, "key_positions", None) if self.window is not None else None
         bias = None
         if self.positions is not None:
             bias_at = getattr(self.positions, "score_bias_at", None)
@@ -823,13 +853,17 @@ class MultiHeadAttention(Module):
                     f"Cached attention needs score_bias_at(num_heads, query_positions, key_len) "
                     f"from the position scheme; {type(self.positions).__name__} has none."
                 )
-            bias = bias_at(self.num_heads, positions, key_len)  # (B, H, L, S) or None
+            if key_positions is None:
+                bias = bias_at(self.num_heads, positions, key_len)  # (B, H, L, S) or None
+            else:
+                bias = _bias_at_keys(self.positions, self.num_heads, positions, key_positions)
         heads, weights = scaled_dot_product_attention(
             q,
             keys,
             values,
             mask=np.repeat(blocked, self.num_heads, axis=0),  # (B·H, L, S): row b·H + h
             bias=bias,
+            enable_gqa=self.num_kv_heads != self.num_heads,
         )  # (B, H, L, d_h), (B, H, L, S)
         output = self.output(merge_heads(heads))  # (B, L, D) @ W_O
         if average_weights:

@@ -18,7 +18,7 @@ from ..autodiff import Tensor
 from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
 from ..validate import as_flag, as_width, element_count, generator, positive_int
-from .attention import AttentionCache, MultiHeadAttention
+from .attention import AttentionCache, MultiHeadAttention, check_kv_heads, check_window
 from .feedforward import FeedForward
 from .module import Module, as_tensor, check_name, check_part
 from .moe import MixtureOfExperts, RoutingReport
@@ -81,17 +81,23 @@ class TransformerBlock(Module):
         positions: str | None = None,
         rope_pairing: str = "interleaved",
         causal: bool = True,
+        num_kv_heads: int | None = None,
+        window: int | None = None,
+        qk_norm: bool = False,
         name: str = "block",
         rng: SplitMix64,
     ) -> None:
         model_width = as_width(model_width, "TransformerBlock model_width")
         num_heads = positive_int(num_heads, "num_heads")
         hidden_width = as_width(hidden_width, "TransformerBlock hidden_width")
+        num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
+        qk_norm = as_flag(qk_norm, "qk_norm")
         _choice(norm, tuple(NORMS), "norm")
         _choice(order, ORDERS, "order")
         _choice(positions, POSITIONS, "positions")
         _choice(rope_pairing, PAIRINGS, "rope_pairing")
         causal = as_flag(causal, "causal")
+        window = check_window(window, causal)
         if isinstance(ffn, Module):
             _check_part(ffn, "ffn", model_width)
         else:
@@ -109,7 +115,14 @@ class TransformerBlock(Module):
                 )
         with rng.transaction() as draft:
             attention = MultiHeadAttention(
-                model_width, num_heads, causal=causal, name=f"{name}.attention", rng=draft
+                model_width,
+                num_heads,
+                num_kv_heads=num_kv_heads,
+                causal=causal,
+                window=window,
+                qk_norm=qk_norm,
+                name=f"{name}.attention",
+                rng=draft,
             )
             scheme = make_positions(positions, num_heads, attention.head_width, rope_pairing)
             attention.positions = scheme

@@ -29,7 +29,7 @@ from ..validate import (
     generator,
     positive_int,
 )
-from .attention import AttentionCache
+from .attention import AttentionCache, check_kv_heads, check_window
 from .block import NORMS, TransformerBlock, _choice
 from .module import Module, Parameter, check_name
 from .positions import sinusoidal_encoding
@@ -166,15 +166,26 @@ class Decoder(Module):
         ffn: str = "gelu",
         order: str = "pre",
         embedding_std: float | None = None,
+        num_kv_heads: int | None = None,
+        window: int | None = None,
+        qk_norm: bool = False,
         name: str = "decoder",
         rng: SplitMix64,
     ) -> None:
-        """``embedding_std``: None for a Xavier-uniform table (and head), σ for N(0, σ²)."""
+        """``embedding_std``: None for a Xavier-uniform table (and head), σ for N(0, σ²).
+
+        ``num_kv_heads`` G (dividing H; None: G = H), ``window`` w (each query sees itself and
+        the w − 1 tokens before it) and ``qk_norm`` (RMSNorm on each head's q and k before RoPE)
+        are passed to every block's attention.
+        """
         vocab_size = positive_int(vocab_size, "Decoder vocab_size")
         model_width = positive_int(model_width, "Decoder model_width")
         num_layers = positive_int(num_layers, "num_layers")
         num_heads = positive_int(num_heads, "num_heads")
         hidden_width = positive_int(hidden_width, "Decoder hidden_width")
+        num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
+        window = check_window(window, True)
+        qk_norm = as_flag(qk_norm, "qk_norm")
         _choice(positions, DECODER_POSITIONS, "positions")
         _choice(norm, tuple(NORMS), "norm")
         tie_embeddings = as_flag(tie_embeddings, "tie_embeddings")
@@ -208,6 +219,9 @@ class Decoder(Module):
                     ffn=ffn,
                     positions=block_positions,
                     causal=True,
+                    num_kv_heads=num_kv_heads,
+                    window=window,
+                    qk_norm=qk_norm,
                     name=f"{name}.blocks.{i}",
                     rng=draft,
                 )
