@@ -51,7 +51,7 @@ def test_activations_by_name() -> None:
     np.testing.assert_array_equal(activate(z, "relu").value, [0.0, 0.0, 1.0])
     np.testing.assert_allclose(activate(z, "silu").value, [-0.268941, 0.0, 0.731059], atol=TOL)
     np.testing.assert_array_equal(activate(z, "identity").value, z)
-    assert ACTIVATIONS == ("gelu", "relu", "silu", "identity")
+    assert ACTIVATIONS == ("gelu", "relu", "silu", "identity", "gelu_tanh")
 
 
 # --- T10: GLU 1 versus SwiGLU 0 ------------------------------------------------------------------
@@ -229,12 +229,13 @@ def test_forward_matches_closed_form(activation: str) -> None:
         "relu": np.maximum(z, 0),
         "silu": z / (1 + np.exp(-z)),
         "identity": z,
+        "gelu_tanh": 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z**3))),
     }[activation]
     ffn = FeedForward.from_parameters(W1, b1, W2, b2, activation=activation)
     np.testing.assert_allclose(ffn(x).value, phi @ W2 + b2, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("activation", ["gelu", "silu", "identity"])
+@pytest.mark.parametrize("activation", ["gelu", "silu", "identity", "gelu_tanh"])
 def test_gradcheck_input_and_weights(activation: str) -> None:
     x = draw(17, (2, 2))
     W1, b1, W2, b2 = draw(18, (2, 3)), draw(19, (3,)), draw(20, (3, 2)), draw(21, (2,))
@@ -280,7 +281,8 @@ def test_activation_error_message() -> None:
     with pytest.raises(ArgumentError) as info:
         FeedForward(2, 3, activation="tanh", rng=SplitMix64(0))
     assert str(info.value) == (
-        "FeedForward activation must be one of 'gelu', 'relu', 'silu', 'identity'; got 'tanh'."
+        "FeedForward activation must be one of 'gelu', 'relu', 'silu', 'identity', "
+        "'gelu_tanh'; got 'tanh'."
     )
 
 

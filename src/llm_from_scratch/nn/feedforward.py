@@ -5,6 +5,9 @@ W₂ φ(W₁ x + b₁) + b₂), expanding width D to a hidden width and back (or
 width d_out, as the gated layers allow). Its two :class:`Linear` children are ``up`` (W₁, b₁)
 and ``down`` (W₂, b₂), the same names the gated layers use.
 
+``activation="gelu_tanh"`` is GPT-2's ``gelu_new``; ``bias=False`` drops b₁ and b₂ (Llama-style
+dense layers), ``bias=True`` (the default) keeps them as GPT-2 has them.
+
 :class:`GLU` is the gated layer with a sigmoid gate: (σ(X W_g) ⊙ (X W_u)) W_2, i.e. u ⊙ σ(a)
 with the linear branch u = X W_u and the gate pre-activation a = X W_g. It shares gate, up and down
 (and their checks) with :class:`~llm_from_scratch.nn.swiglu.SwiGLU`, which gates with SiLU.
@@ -23,7 +26,8 @@ from .module import Module, as_tensor, check_feature_axis, check_name
 from .swiglu import GatedFeedForward
 
 #: The activations a dense FFN accepts, each a Tensor method name (or none for identity).
-ACTIVATIONS: tuple[str, ...] = ("gelu", "relu", "silu", "identity")
+#: "gelu_tanh" is GPT-2's gelu_new (torch's approximate="tanh"), within 4.8e-4 of "gelu".
+ACTIVATIONS: tuple[str, ...] = ("gelu", "relu", "silu", "identity", "gelu_tanh")
 
 
 def check_activation(activation: Any) -> str:
@@ -37,7 +41,10 @@ def check_activation(activation: Any) -> str:
 
 
 def activate(z: Any, activation: str) -> Tensor:
-    """φ(z) for a named activation: GELU zΦ(z), ReLU max(z, 0), SiLU zσ(z), or z itself."""
+    """φ(z) by name: GELU zΦ(z), ReLU max(z, 0), SiLU zσ(z), z, or GELU_tanh ½z(1 + tanh u).
+
+    u = √(2/π)(z + 0.044715 z³): the approximation GPT-2 was trained with (``gelu_new``).
+    """
     z = as_tensor(z, "activate input")
     activation = check_activation(activation)
     return z if activation == "identity" else getattr(z, activation)()

@@ -1,7 +1,8 @@
 """Gated feed-forward layers: FFN(X) = (act(X W_g) ⊙ (X W_u)) W_2, one position at a time.
 
-:class:`GatedFeedForward` holds the shared structure: three bias-free :class:`Linear` children
-``gate`` [d_in, d_ff], ``up`` [d_in, d_ff] and ``down`` [d_ff, d_out], created in that order, and
+:class:`GatedFeedForward` holds the shared structure: three :class:`Linear` children ``gate``
+[d_in, d_ff], ``up`` [d_in, d_ff] and ``down`` [d_ff, d_out], created in that order, bias-free
+unless built with ``bias=True`` (then b_g, b_u [d_ff] and b_2 [d_out] start at zero), and
 a forward pass composed from existing engine ops (projection, activation, elementwise product,
 projection). A subclass only names its gate activation: :class:`SwiGLU` uses SiLU.
 """
@@ -15,7 +16,7 @@ from typing import Any, ClassVar, TypeVar
 from ..autodiff import Tensor
 from ..errors import FromScratchError, WidthError
 from ..random import SplitMix64
-from ..validate import as_width, element_count, generator
+from ..validate import as_flag, as_width, element_count, generator
 from .linear import Linear
 from .module import Module, as_tensor, check_name
 
@@ -49,7 +50,7 @@ class GatedIntermediates:
 
 
 class GatedFeedForward(Module):
-    """Y = (act(X W_g) ⊙ (X W_u)) W_2 with bias-free gate, up and down projections."""
+    """Y = (act(X W_g + b_g) ⊙ (X W_u + b_u)) W_2 + b_2; bias-free (no b) unless ``bias=True``."""
 
     activation: ClassVar[str] = ""  # the Tensor method applied to the gate branch, e.g. "silu"
 
@@ -59,11 +60,13 @@ class GatedFeedForward(Module):
         hidden_width: int,
         output_width: int,
         *,
+        bias: bool = False,
         name: str = "ffn",
         rng: SplitMix64,
     ) -> None:
         kind = type(self).__name__
         check_name(name, kind)
+        bias = as_flag(bias, f"{kind} bias")
         plan = {
             "gate": (input_width, hidden_width),
             "up": (input_width, hidden_width),
@@ -84,7 +87,7 @@ class GatedFeedForward(Module):
                 self._projection(
                     projection,
                     lambda p=projection, a=fan_in, b=fan_out: Linear(
-                        a, b, bias=False, name=f"{name}.{p}", rng=draft
+                        a, b, bias=bias, name=f"{name}.{p}", rng=draft
                     ),
                 )
                 for projection, (fan_in, fan_out) in plan.items()
@@ -93,17 +96,31 @@ class GatedFeedForward(Module):
 
     @classmethod
     def from_parameters(
-        cls: type[G], gate_weight: Any, up_weight: Any, down_weight: Any, *, name: str = "ffn"
+        cls: type[G],
+        gate_weight: Any,
+        up_weight: Any,
+        down_weight: Any,
+        *,
+        gate_bias: Any = None,
+        up_bias: Any = None,
+        down_bias: Any = None,
+        name: str = "ffn",
     ) -> G:
-        """A layer holding exactly these weights (forward order: gate, up, down)."""
+        """A layer holding exactly these weights (order: gate, up, down), and biases if given."""
         check_name(name, cls.__name__)
-        weights = {"gate": gate_weight, "up": up_weight, "down": down_weight}
+        weights = {
+            "gate": (gate_weight, gate_bias),
+            "up": (up_weight, up_bias),
+            "down": (down_weight, down_bias),
+        }
         layers = [
             cls._projection(
                 projection,
-                lambda p=projection, w=weight: Linear.from_parameters(w, name=f"{name}.{p}"),
+                lambda p=projection, w=weight, b=b: Linear.from_parameters(
+                    w, b, name=f"{name}.{p}"
+                ),
             )
-            for projection, weight in weights.items()
+            for projection, (weight, b) in weights.items()
         ]
         return cls._assemble(*layers, name=name)
 
@@ -145,9 +162,12 @@ class GatedFeedForward(Module):
         return _named(f"{type(self).__name__} {operation}", step)
 
     def __repr__(self) -> str:
+        biased = [p for p in PROJECTIONS if getattr(self, p).bias is not None]
+        kind = "bias-free" if not biased else "affine" if len(biased) == 3 else "biases on "
+        kind += "" if len(biased) in (0, 3) else " and ".join(biased)
         return (
             f"{type(self).__name__}({self.input_width} -> {self.hidden_width} -> "
-            f"{self.output_width}, bias-free, name={self.name!r})"
+            f"{self.output_width}, {kind}, name={self.name!r})"
         )
 
     def activate(self, a: Tensor) -> Tensor:
@@ -167,7 +187,7 @@ class GatedFeedForward(Module):
         return GatedIntermediates(A=a, S=s, U=u, H=h, Y=y)
 
     def forward(self, x: Any) -> Tensor:
-        """Y = (act(X W_g) ⊙ (X W_u)) W_2 on the last axis; leading axes pass through."""
+        """Y = (act(X W_g + b_g) ⊙ (X W_u + b_u)) W_2 + b_2 on the last axis (b only if built)."""
         return self.forward_with_intermediates(x).Y
 
 
