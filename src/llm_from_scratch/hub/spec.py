@@ -190,3 +190,31 @@ def flops_per_token(config: Any, context: int = 1) -> int:
 def float64_bytes(config: Any) -> int:
     """8 bytes per stored parameter: the weights' memory in float64."""
     return 8 * count_parameters(config)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes a float64 load and generation need, part by part (shapes only, nothing allocated)."""
+
+    weights: int  # 8·N: the model once loaded
+    loading: int  # 8·N more while the read state waits to replace the built weights
+    cache: int  # 2·L·G·d_h·8 per position, for every position generated
+    logits: int  # the prefill's [T, V] logits in float64
+
+    @property
+    def total(self) -> int:
+        """The peak: weights + loading copy, then cache and logits on top."""
+        return self.weights + self.loading + self.cache + self.logits
+
+
+def memory_estimate(config: Any, tokens: int, batch: int = 1) -> MemoryEstimate:
+    """The float64 memory to load a model and generate ``tokens`` positions for ``batch`` rows."""
+    spec = _as_spec(config)
+    weights = float64_bytes(spec)
+    cached = tokens if spec.window is None else min(tokens, spec.window)
+    return MemoryEstimate(
+        weights=weights,
+        loading=weights,
+        cache=batch * cached * cache_bytes_per_token(spec),
+        logits=8 * batch * tokens * spec.vocab_size,
+    )
