@@ -105,7 +105,11 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
-SEPARATE_CASES = {"generation": "benchmarks.generation", "train-step": "benchmarks.train_step"}
+SEPARATE_CASES = {
+    "generation": "benchmarks.generation",
+    "train-step": "benchmarks.train_step",
+    "hub": "benchmarks.hub",
+}
 
 
 def main() -> None:
