@@ -13,6 +13,10 @@ Routing has three parts, each separately testable:
 * :class:`MixtureOfExperts` — runs each expert on exactly the tokens it accepted and adds their
   outputs, weighted by the gates. Gradients flow to the router through the gates and to each
   expert through its tokens; the selection itself is a hard choice with no gradient.
+
+:class:`SparseMoE` is Mixtral's block (``MixtralSparseMoeBlock``): the same routing rule with no
+capacity, no noise and no report, returning the output alone (its docstring says where it and
+:class:`MixtureOfExperts` agree and differ).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ..validate import (
     positive_int,
 )
 from .linear import Linear
-from .module import Module, as_tensor, check_name, check_part
+from .module import Module, as_tensor, check_feature_axis, check_name, check_part
 from .swiglu import SwiGLU
 
 OVERFLOW_POLICIES = ("drop", "next")
@@ -417,3 +421,184 @@ class MixtureOfExperts(Module):
         )
         self.last_report = report
         return output.reshape(*x.shape), report
+
+
+# --- Mixtral's sparse MoE block ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SparseRouting:
+    """One routing of N tokens: logits x W_r, p = softmax, the top-k experts and their gates."""
+
+    logits: Tensor  # (N, E)
+    probabilities: Tensor  # (N, E)
+    selected: np.ndarray  # (N, k) expert indices, most probable first, ties to the lower index
+    gates: Tensor  # (N, k) p of the selected experts divided by their sum
+
+
+def _experts_list(experts: Any, num_experts: int) -> list:
+    """The experts argument: a list or tuple of num_experts (gate, up, down) weight triples."""
+    if not isinstance(experts, list | tuple) or len(experts) != num_experts:
+        count = len(experts) if isinstance(experts, list | tuple) else None
+        raise ArgumentError(
+            f"SparseMoE experts must be a list of {num_experts} (gate, up, down) weight triples, "
+            f"one per router output (column of router_weight); got "
+            f"{count if count is not None else type(experts).__name__}"
+            f"{' triples' if count is not None else ''}."
+        )
+    for e, triple in enumerate(experts):
+        if not isinstance(triple, list | tuple) or len(triple) != 3:
+            raise ArgumentError(
+                f"SparseMoE expert {e} must be a (gate, up, down) triple of weights [D, F], "
+                f"[D, F], [F, D]; got {type(triple).__name__}"
+                f"{f' of length {len(triple)}' if isinstance(triple, list | tuple) else ''}."
+            )
+    return list(experts)
+
+
+class SparseMoE(Module):
+    """Mixtral's block: p = softmax(x W_r), g = top-k of p / their sum, y = Σ_sel g_i SwiGLU_i(x).
+
+    Exactly ``transformers``' ``MixtralSparseMoeBlock`` (no jitter): the router is a bias-free
+    [D, E] projection; softmax over all E logits; the k largest probabilities per token are
+    kept and renormalised to sum to one; each selected expert, a bias-free SwiGLU
+    (SiLU(x W_g) ⊙ x W_u) W_d, runs on exactly the tokens that chose it; there is no capacity,
+    so no token is ever dropped. Ties in p go to the lower expert index (a stable sort;
+    ``torch.topk`` leaves the order of ties unspecified). Gradients are exact: to the experts
+    through their tokens, to the router through the gates (the choice itself is piecewise
+    constant and has none).
+
+    Parameter names for ``name="moe"``, with their Hugging Face counterparts (``nn.Linear``
+    stores [out, in], so each is the transpose):
+
+    - ``moe.router.weight`` [D, E] ← ``block_sparse_moe.gate.weight`` [E, D];
+    - ``moe.experts.{i}.gate.weight`` [D, F] ← ``block_sparse_moe.experts.{i}.w1.weight``;
+    - ``moe.experts.{i}.up.weight`` [D, F] ← ``block_sparse_moe.experts.{i}.w3.weight``;
+    - ``moe.experts.{i}.down.weight`` [F, D] ← ``block_sparse_moe.experts.{i}.w2.weight``.
+
+    Against Chapter 8's :class:`MixtureOfExperts`: the routing rule is the same (softmax, then
+    top-k, then renormalise over the k, ties to the lower index), and with ``capacity=None``
+    and no noise the two compute the same function and gradients. They differ in what surrounds
+    it: the Chapter 8 layer can cap each expert's tokens (``capacity``, dropping or rerouting
+    the overflow), add noisy routing, and return a routing report for the balancing losses
+    (:func:`importance_loss`); SparseMoE has no capacity, no noise and no auxiliary loss (Mixtral
+    adds its load-balancing loss outside the block, from the router logits, when training) and
+    returns the output alone, so it can stand wherever a feed-forward layer does.
+    """
+
+    def __init__(
+        self,
+        model_width: int,
+        hidden_width: int,
+        num_experts: int,
+        top_k: int,
+        *,
+        name: str = "moe",
+        rng: SplitMix64,
+    ) -> None:
+        model_width = as_width(model_width, "SparseMoE model_width")
+        hidden_width = as_width(hidden_width, "SparseMoE hidden_width")
+        num_experts = positive_int(num_experts, "SparseMoE num_experts")
+        top_k = _check_k(top_k, num_experts)
+        element_count((model_width, hidden_width), "SparseMoE expert weight")
+        element_count(
+            (num_experts, 3 * model_width * hidden_width + model_width), "SparseMoE parameters"
+        )
+        check_name(name, "SparseMoE")
+        with generator(rng, "SparseMoE").transaction() as draft:  # router, then experts 0 … E−1
+            router = Linear(model_width, num_experts, bias=False, name=f"{name}.router", rng=draft)
+            experts = [
+                SwiGLU(
+                    model_width, hidden_width, model_width, name=f"{name}.experts.{e}", rng=draft
+                )
+                for e in range(num_experts)
+            ]
+        self._build(router, experts, top_k, name)
+
+    @classmethod
+    def from_parameters(
+        cls, router_weight: Any, experts: Any, *, top_k: int, name: str = "moe"
+    ) -> SparseMoE:
+        """A block holding exactly W_r [D, E] and experts [(W_g, W_u [D, F], W_d [F, D]), …]."""
+        check_name(name, "SparseMoE")
+        router = Linear.from_parameters(router_weight, name=f"{name}.router")
+        model_width, num_experts = router.input_width, router.output_width
+        top_k = _check_k(top_k, num_experts)
+        triples = _experts_list(experts, num_experts)
+        layers = [
+            SwiGLU.from_parameters(gate, up, down, name=f"{name}.experts.{e}")
+            for e, (gate, up, down) in enumerate(triples)
+        ]
+        why = "the router's, because its output is added back in place of the token"
+        for e, layer in enumerate(layers):
+            check_part(layer, f"SparseMoE expert {e}", model_width, why)
+            if layer.hidden_width != layers[0].hidden_width:
+                raise WidthError(
+                    f"SparseMoE experts share one hidden width F; expert 0 has "
+                    f"{layers[0].hidden_width} and expert {e} has {layer.hidden_width}. Give "
+                    "every expert weights of the same shapes."
+                )
+        return cls._assemble(router, layers, top_k, name)
+
+    def _build(self, router: Linear, experts: list[SwiGLU], top_k: int, name: str) -> None:
+        Module.__init__(self, name)
+        self.router = router  # registration order = forward order = named_parameters() order
+        for e, expert in enumerate(experts):
+            setattr(self, f"expert_{e}", expert)
+        self.experts = tuple(experts)
+        self.model_width = router.input_width
+        self.input_width = self.output_width = router.input_width
+        self.hidden_width = experts[0].hidden_width
+        self.num_experts = router.output_width
+        self.top_k = top_k
+
+    def __repr__(self) -> str:
+        return (
+            f"SparseMoE(D={self.model_width}, F={self.hidden_width}, experts={self.num_experts}, "
+            f"top_k={self.top_k}, name={self.name!r})"
+        )
+
+    def _rows(self, x: Any) -> tuple[Tensor, Tensor]:
+        x = as_tensor(x, "SparseMoE input")
+        if not (x.ndim and x.shape[-1] == self.model_width):
+            check_feature_axis(
+                x,
+                self.model_width,
+                f"SparseMoE(D={self.model_width})",
+                f"SparseMoE needs an input with a feature axis [..., {self.model_width}]; got a "
+                f"rank-0 value. Wrap one token as shape ({self.model_width},).",
+            )
+        return x, x.reshape(-1, self.model_width)  # (N, D)
+
+    def route(self, x: Any) -> SparseRouting:
+        """The routing of x [..., D] flattened to N = Π leading axes tokens."""
+        _, rows = self._rows(x)
+        return self._route(rows)
+
+    def _route(self, rows: Tensor) -> SparseRouting:
+        logits = self.router(rows)  # (N, E)
+        probabilities = logits.softmax(axis=-1)  # (N, E)
+        selected = ranked_experts(probabilities.value)[:, : self.top_k]  # (N, k)
+        chosen = probabilities[np.arange(rows.shape[0])[:, None], selected]  # (N, k) gather
+        gates = chosen / chosen.sum(axis=-1, keepdims=True)  # renormalised over the k
+        return SparseRouting(logits, probabilities, selected, gates)
+
+    def forward(self, x: Any) -> Tensor:
+        """y [..., D] = Σ over each token's k experts of gate · SwiGLU_e(token)."""
+        x, rows = self._rows(x)
+        tokens = rows.shape[0]
+        if tokens == 0:
+            return x * 0.0
+        routing = self._route(rows)
+        outputs, where, offset = [], np.empty((tokens, self.top_k), dtype=np.int64), 0
+        for e, expert in enumerate(self.experts):
+            token_idx, slot_idx = np.nonzero(routing.selected == e)  # token order
+            if token_idx.size == 0:
+                continue  # an expert no token chose does not run
+            outputs.append(expert(rows[token_idx]))  # (n_e, D)
+            where[token_idx, slot_idx] = offset + np.arange(token_idx.size)
+            offset += token_idx.size
+        results = concat(outputs, axis=0)  # (N k, D): every (token, slot) exactly once
+        gathered = results[where]  # (N, k, D): token n's k expert outputs
+        weighted = gathered * routing.gates.reshape(tokens, self.top_k, 1)
+        return weighted.sum(axis=1).reshape(*x.shape)  # (..., D)
