@@ -60,7 +60,7 @@ def test_matches_central_differences():
 @pytest.mark.parametrize(
     ("positions", "message"),
     [
-        (np.array([0, 4]), r"positions 0 … 3 only \(max_positions=4\); got positions from 0 to 4"),
+        (np.array([0, 4]), r"in \[0, 4\) only \(max_positions=4\); got positions from 0 to 4"),
         (np.array([-1, 0]), "got positions from -1 to 0"),
         (np.array([0.0, 1.0]), "integer positions"),
         (np.array([True, False]), "integer positions"),

@@ -136,7 +136,7 @@ def check_positions(positions: Any, max_positions: int) -> np.ndarray:
         )
     if array.size and (array.min() < 0 or array.max() >= max_positions):
         raise TokenError(
-            f"LearnedPositions holds rows for positions 0 … {max_positions - 1} only "
+            f"LearnedPositions holds rows for positions in [0, {max_positions}) only "
             f"(max_positions={max_positions}); got positions from {array.min()} to "
             f"{array.max()}. Keep sequences to {max_positions} tokens or build a longer table."
         )
