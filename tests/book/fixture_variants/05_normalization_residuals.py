@@ -8,7 +8,6 @@ jacobian_point = [1.0, 0.5, -0.5]  # x for the vector example y = x + tanh(x W)
 jacobian_weight = [[-0.1, 0.2, 0.3], [0.0, -0.3, 0.1], [0.2, 0.1, -0.1]]  # W, [3, 3]
 layernorm_tokens = [[5.0, 1.0], [0.0, 2.0]]  # two tokens for LayerNorm
 rmsnorm_token = [1.0, 2.0]  # one token for RMSNorm
-residual_sum = [4.0, 0.0]  # x + F(x) arriving at a post-norm
 scaling_token = [1.0, -2.0, 0.5, 3.0]  # the token we rescale
 scale_exponents = (-5, 3)  # scales c from 10^-5 to 10^3 for the figure
 table_scales = [0.1, 3.0, 1000.0]  # scales for the table
@@ -21,7 +20,6 @@ stack_seed, stack_input_seed, upstream_seed = 6, 8, 9  # SplitMix64 seeds of the
 input_scales = (1.0, 10.0)  # token scales at which the stacks are measured
 constant_token = [-2.0, -2.0, -2.0, -2.0]  # exercises: a token with zero variance
 centred_token = [3.0, -1.0, -2.0]  # exercises: a token whose coordinates sum to zero
-exercise_scale = 50.0  # exercises: a large token scale for a single block
 """,
     "other-widths": """\
 # The chapter's fixture: every number on this page is computed from these values.
@@ -35,7 +33,6 @@ jacobian_weight = [
 ]  # W, [4, 4]
 layernorm_tokens = [[1.0, 2.0, 6.0], [0.0, 0.0, 3.0]]  # two tokens for LayerNorm
 rmsnorm_token = [1.0, 2.0, 2.0]  # one token for RMSNorm
-residual_sum = [1.0, 2.0, 6.0]  # x + F(x) arriving at a post-norm
 scaling_token = [3.0, 4.0, -1.0, 0.5, 2.0, -2.5]  # the token we rescale
 scale_exponents = (-6, 2)  # scales c from 10^-6 to 10^2 for the figure
 table_scales = [0.25, 4.0, 50.0]  # scales for the table
@@ -48,7 +45,6 @@ stack_seed, stack_input_seed, upstream_seed = 13, 14, 15  # SplitMix64 seeds of 
 input_scales = (1.0, 20.0)  # token scales at which the stacks are measured
 constant_token = [0.5, 0.5]  # exercises: a token with zero variance
 centred_token = [2.0, -2.0, 1.0, -1.0]  # exercises: a token whose coordinates sum to zero
-exercise_scale = 1000.0  # exercises: a large token scale for a single block
 """,
 }
 
