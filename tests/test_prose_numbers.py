@@ -61,6 +61,15 @@ NAMES = {
     "SHA-256",  # the hash function that fingerprints a stored corpus
     "AVX2",  # CPU instruction sets, named by the benchmark's machine line
     "AVX-512",
+    "Llama 2",  # model names (Chapter 12's published configurations)
+    "Llama 3",
+    "Llama 2 7B",
+    "Llama 3 8B",
+    "Mistral 7B",
+    "Qwen3",
+    "Qwen3 8B",
+    "DeepSeek-V2",
+    "ViT-22B",
 }
 
 # Contexts in which a typed number is a reference, not a value.
