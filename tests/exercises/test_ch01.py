@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from llm_from_scratch.autodiff import OPS
+from llm_from_scratch.autodiff import OPS, Example, op
 from llm_from_scratch.exercises.ch01 import EXERCISE_OP, check_loss_gradient, check_tanh_op
 
 
@@ -19,6 +19,23 @@ def test_the_solution_passes_and_leaves_the_registry_as_it_was():
     grade = check_tanh_op(tanh_forward, tanh_vjp)
     assert grade.passed, grade.message
     assert list(OPS) == before and EXERCISE_OP not in OPS
+
+
+def test_an_op_the_reader_registered_is_graded_and_left_registered_as_they_made_it():
+    @op(name="reader_tanh", example=Example(lambda a: OPS["reader_tanh"](a), ((2, 3),), "tanh"))
+    def reader_tanh(x):
+        return np.tanh(x)
+
+    try:
+        assert check_tanh_op(reader_tanh).message == (
+            "your op 'reader_tanh' has no VJP yet; attach one right below its forward with "
+            "@reader_tanh.vjp."
+        )
+        reader_tanh.vjp(tanh_vjp)
+        assert check_tanh_op(reader_tanh).passed
+        assert OPS["reader_tanh"] is reader_tanh and EXERCISE_OP not in OPS
+    finally:
+        del OPS["reader_tanh"]
 
 
 def test_a_vjp_that_forgets_grad_is_named():

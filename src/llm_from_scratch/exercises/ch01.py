@@ -1,8 +1,9 @@
 """Chapter 1's write-it-yourself graders: tanh's VJP registered as an op, and dL/dx by hand.
 
-- :func:`check_tanh_op` takes the reader's forward ``tanh(x)`` and VJP ``(grad, out, x)``,
-  compares the VJP with the closed form ``grad · (1 − tanh² x)``, registers both as an op under
-  a private name exactly as ``@op`` does, runs ``gradcheck`` (central differences) through the
+- :func:`check_tanh_op` takes the reader's forward ``tanh(x)`` and VJP ``(grad, out, x)`` (or
+  the op the reader registered from them), compares the VJP with the closed form
+  ``grad · (1 − tanh² x)``, registers both as an op under a private name exactly as ``@op``
+  does, runs ``gradcheck`` (central differences) through the
   engine, and removes the op again, whatever happens.
 - :func:`check_loss_gradient` takes the reader's hand-derived ``dL/dx`` of the running example
   ``L = tanh(x·w + b)·x`` and diffs it against the engine's ``backward`` at several points.
@@ -44,8 +45,19 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 @grader("Chapter 1, tanh's VJP")
-def check_tanh_op(forward: Callable[..., Any], vjp: Callable[..., Any]) -> str:
-    """Grade ``forward(x) = tanh x`` and ``vjp(grad, out, x) = grad·(1 − out²)``; gradcheck."""
+def check_tanh_op(forward: Callable[..., Any], vjp: Callable[..., Any] | None = None) -> str:
+    """Grade ``forward(x) = tanh x`` and ``vjp(grad, out, x) = grad·(1 − out²)``; gradcheck.
+
+    ``forward`` may be an op the reader registered with ``@op`` (its VJP attached with
+    ``@<op>.vjp``); then ``vjp`` is read from it.
+    """
+    if isinstance(forward, Op):
+        expect(
+            forward.backward is not None,
+            f"your op {forward.name!r} has no VJP yet; attach one right below its forward with "
+            f"@{forward.name}.vjp.",
+        )
+        forward, vjp = forward.forward, forward.backward
     require_callable(forward, "your forward")
     require_callable(vjp, "your VJP")
     case = f"x = {_X.tolist()}"
