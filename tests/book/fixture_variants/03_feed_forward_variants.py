@@ -15,6 +15,7 @@ small_width, small_positions = 4, 3  # a random FFN for the shape and independen
 ffn_seed, input_seed = 5, 9  # SplitMix64 seeds for its weights and its input
 changed_position = 2  # the position whose input we replace
 paper_widths = (512, 2048)  # the original transformer's base model: d_model and inner width
+llama_width, llama_multiple = 5120, 256  # LLaMA 13B's model width and its FFN width's multiple
 """,
     "other-widths": """\
 # The chapter's fixture: every number on this page is computed from these values.
@@ -30,6 +31,7 @@ small_width, small_positions = 6, 5  # a random FFN for the shape and independen
 ffn_seed, input_seed = 1, 2  # SplitMix64 seeds for its weights and its input
 changed_position = 0  # the position whose input we replace
 paper_widths = (1024, 4096)  # a wider base model with the same factor
+llama_width, llama_multiple = 8, 1  # a toy width, no rounding beyond whole features
 """,
 }
 
@@ -43,5 +45,6 @@ MUST_CHANGE = [
     "swiglu_out",
     "silu_factor",
     "gated_hidden",
+    "llama_hidden",
 ]
 # paper_d_model / paper_d_inner change only in "other-widths"; the shrink ratio is structural.
