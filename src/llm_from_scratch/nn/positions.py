@@ -484,6 +484,7 @@ def rope_frequencies(
     rope_type is refused by name.
     """
     head_width = _even_width("head_width", head_width, "RoPE")
+    element_count((head_width // 2,), f"RoPE frequencies for head_width={head_width} [d_h/2]")
     theta = as_real(theta, "rope theta", positive=True, fix="Use a theta such as 10000.0.")
     scaling = check_scaling(scaling)
     omega = pair_frequencies(head_width, theta)  # (d_h/2,)
@@ -526,6 +527,7 @@ class RotaryEmbedding(Module):
         name: str = "rope",
     ) -> None:
         head_width = _even_width("head_width", head_width, "A rotary embedding")
+        element_count((head_width,), f"RotaryEmbedding(head_width={head_width}) tables [d_h]")
         base = _theta(base, theta)
         pairing = _pairing(pairing)
         scaling = check_scaling(scaling)
