@@ -28,6 +28,22 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl")
+
+
+def cpu_flags() -> str:
+    """The SIMD flags the CPU reports (Linux /proc/cpuinfo), of those numpy and BLAS use."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    present = set(line.split(":", 1)[1].split())
+                    return " ".join(f for f in SIMD_FLAGS if f in present)
+    except OSError:
+        pass
+    return "unknown"
+
+
 def simd_level() -> str:
     """The SIMD target numpy's float64 exp runs in this process (X86_V4 = AVX-512, V3 = AVX2).
 
@@ -61,6 +77,7 @@ def describe() -> dict:
     """The machine fields every stored benchmark run carries."""
     return {
         "cpu": cpu_model(),
+        "cpu_flags": cpu_flags(),
         "cores": os.cpu_count(),
         "simd": simd_level(),
         "blas": blas_kernel(),
@@ -75,8 +92,9 @@ def machine_line(report: dict) -> str:
     if not m:
         return "machine: not recorded"
     threads = m.get("blas_threads", "default")
+    flags = f" (flags: {m['cpu_flags']})" if m.get("cpu_flags") else ""
     return (
-        f"machine: {m['cpu']}, {m['cores']} cores, numpy SIMD {m['simd']}, {m['blas']}, "
+        f"machine: {m['cpu']}{flags}, {m['cores']} cores, numpy SIMD {m['simd']}, {m['blas']}, "
         f"BLAS threads {threads}"
     )
 

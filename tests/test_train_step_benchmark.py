@@ -95,18 +95,64 @@ def test_stored_cases_build_with_a_fixed_batch():
 
 
 def test_render_without_torch_says_it_was_skipped():
+    tape = {"step": 51, "per_block": 21, "outside_blocks": 9, "by_op": {}}
+    gaps = {
+        "loss_difference": 0.0,
+        "max_gradient_difference": 0.0,
+        "max_parameter_difference_after_step": 0.0,
+    }
     report = {
         "date": "2026-12-01 00:00 UTC",
         "numpy": np.__version__,
         "torch": None,
         "rounds": 1,
         "samples_per_process": 1,
-        "target_ratio": 1.0,
+        "target_ratio": 1.25,
         "load_average_before": [0.0, 0.0, 0.0],
         "load_average_after": [0.0, 0.0, 0.0],
-        "rows": [{"case": "tiny", "engine_s": 0.01, "shape": "B=3", "parameters": 10}],
+        "rows": [
+            {
+                "case": "tiny",
+                "engine_s": 0.012,
+                "handwritten_s": 0.01,
+                "engine_cpu_s": 0.012,
+                "handwritten_cpu_s": 0.01,
+                "hand_ratio": 1.2,
+                "hand_cpu_ratio": 1.2,
+                "hand_paired_ratio_median": 1.2,
+                "overhead_per_entry_s": 0.002 / 51,
+                "tape": tape,
+                "hand_agreement": gaps,
+                "shape": "B=3",
+                "parameters": 10,
+            }
+        ],
     }
-    assert "torch not installed" in render(report)
+    text = render(report)
+    assert "torch not installed" in text
+    assert "51 entries per step (21 per block, 9 outside the blocks)" in text
+    assert "39.22 µs per entry" in text  # (12 ms − 10 ms) / 51
+    assert " 1.20× " in text and "ok" in text
+
+
+def test_handwritten_step_agrees_with_the_engine_before_timing():
+    from benchmarks.train_step import hand_agreement
+
+    result = hand_agreement(TINY)
+    assert result["loss_difference"] < 1e-12
+    assert result["max_gradient_difference"] < 1e-12
+    assert result["max_parameter_difference_after_step"] < 1e-12
+
+
+def test_tape_entries_count_the_blocks_ops():
+    from benchmarks.train_step import tape_entries
+
+    tape = tape_entries(make_problem(TINY))
+    # a block: 2 layer norms, q/k/v/output and up/down matmuls, 3 head splits, 2 rotations,
+    # the fused attention weights, weights @ v, the head merge, 2 bias adds and 2 residual adds
+    assert tape["per_block"] == 2 + 6 + 3 + 2 + 1 + 1 + 1 + 2 + 2 + 1  # + GELU
+    assert tape["step"] == TINY.num_layers * tape["per_block"] + tape["outside_blocks"]
+    assert sum(tape["by_op"].values()) == tape["step"]
 
 
 def test_torch_reimplementation_agrees_with_the_engine():
