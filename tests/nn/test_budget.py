@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_from_scratch.errors import ArgumentError
+from llm_from_scratch.errors import ArgumentError, WidthError
 from llm_from_scratch.nn import (
     GLU,
     FeedForward,
@@ -118,3 +118,68 @@ def test_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(ArgumentError) as info:
         parameter_budget(**kwargs)
     assert str(info.value).startswith(message)
+
+
+def test_llama3_8b_closed_form() -> None:
+    """Llama 3 8B config: D 4096, 32 layers, H 32, G 8, D_ff 14336, V 128256, untied, RMSNorm.
+
+    Published total 8,030,261,248 = the 32 blocks and two tables + the final norm's 4096 gains.
+    """
+    b = parameter_budget(
+        4096, num_layers=32, vocab_size=128256, tie_embeddings=False, ffn_kind="gated",
+        ffn_hidden_width=14336, norm="rmsnorm", num_heads=32, num_kv_heads=8,
+    )  # fmt: skip
+    assert b.attention_per_block == 2 * 4096 * 4096 + 2 * 4096 * 8 * 128 == 41_943_040
+    assert b.ffn_per_block == 3 * 4096 * 14336
+    assert b.total + 4096 == 8_030_261_248
+
+
+def test_gpt2_small_with_biases_and_learned_positions() -> None:
+    """GPT-2 small: 124,439,808 = budget + the final LayerNorm's 2·768 (wte tied, wpe 1024)."""
+    b = parameter_budget(768, vocab_size=50257, biases=True, norm="layernorm", max_positions=1024)
+    assert b.position_table == 1024 * 768 and ("position table", 786_432) in b.rows()
+    assert b.total + 2 * 768 == 124_439_808
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_kv_heads": 2},
+        {"num_kv_heads": 1, "attention_bias": True},
+        {"num_kv_heads": 2, "head_width": 6, "qk_norm": True},
+        {"attention_bias": True, "ffn_bias": False},
+    ],
+)
+def test_grouped_attention_counts_match_the_module(options) -> None:
+    from llm_from_scratch.nn import TransformerBlock
+
+    block = TransformerBlock(8, 4, 12, norm="rms", rng=SplitMix64(3), **options)
+    b = parameter_budget(
+        8, num_layers=1, ffn_hidden_width=12, norm="rmsnorm", num_heads=4,
+        biases=True, **{"ffn_bias": True, "attention_bias": False} | options,
+    )  # fmt: skip
+    assert b.attention_per_block == block.attention.parameter_count
+    assert b.ffn_per_block == block.ffn.parameter_count
+    assert b.per_block == block.parameter_count
+
+
+def test_mixture_of_experts_count() -> None:
+    b = parameter_budget(4096, num_layers=1, ffn_kind="gated", ffn_hidden_width=14336,
+                         num_experts=8)  # fmt: skip
+    assert b.ffn_per_block == 8 * 3 * 4096 * 14336 + 4096 * 8  # Mixtral 8x7B per layer
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"num_kv_heads": 2}, "need num_heads"),
+        ({"num_heads": 4, "num_kv_heads": 3}, "must divide"),
+        ({"num_heads": 3}, "divisible"),
+        ({"num_experts": 4}, "ffn_kind='gated'"),
+        ({"max_positions": 0}, "max_positions"),
+        ({"qk_norm": 1, "num_heads": 2}, "qk_norm"),
+    ],
+)
+def test_new_options_refused(options, match) -> None:
+    with pytest.raises((ArgumentError, WidthError), match=match):
+        parameter_budget(8, **options)

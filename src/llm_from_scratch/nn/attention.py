@@ -513,14 +513,46 @@ def check_kv_heads(num_kv_heads: Any, num_heads: int) -> int:
     return kv_heads
 
 
+def check_head_width(head_width: Any, model_width: int, num_heads: int) -> int:
+    """d_h: D / H (which must be whole) when None, else any positive width (Qwen3's head_dim)."""
+    if head_width is None:
+        return _check_divisible(model_width, num_heads)
+    return as_width(
+        head_width,
+        "head_width",
+        fix="d_h is each head's width; None means D / H, Qwen3 sets head_dim = 128.",
+    )
+
+
+def _bias_arrays(biases: Any) -> list[Any]:
+    """(b_q, b_k, b_v, b_o) as given (Linear checks each; None: that projection has none)."""
+    if biases is None:
+        return [None] * 4
+    if not isinstance(biases, tuple | list) or len(biases) != 4:
+        raise ArgumentError(
+            "biases must be four vectors or Nones (b_q, b_k, b_v, b_o), one per projection, or "
+            f"None for bias-free projections; got {received(biases)}."
+        )
+    return list(biases)  # GPT-2 biases all four, Qwen2 q, k and v only
+
+
 def _projection_arrays(
-    weights: tuple[Any, Any, Any, Any], grouped: bool
+    weights: tuple[Any, Any, Any, Any], grouped: bool, free: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """W_Q, W_K, W_V, W_O as float arrays: all [D, D], or, ``grouped``, W_K, W_V [D, any]."""
+    """W_Q, W_K, W_V, W_O as float arrays: all [D, D], or, ``grouped``, W_K, W_V [D, any].
+
+    ``free`` (an explicit head width): every matrix any non-empty rank-2 shape, checked later.
+    """
     arrays = []
     for label, w in zip(("wq", "wk", "wv", "wo"), weights, strict=True):
         array = as_float_array(w, f"MultiHeadAttention {label}", finite=True, error=ShapeError)
-        if grouped and label in ("wk", "wv"):
+        if free:
+            if array.ndim != 2 or 0 in array.shape:
+                raise ShapeError(
+                    f"MultiHeadAttention {label} must be a non-empty matrix; got shape "
+                    f"{array.shape}."
+                )
+        elif grouped and label in ("wk", "wv"):
             if array.ndim != 2 or array.shape[0] == 0:
                 raise ShapeError(
                     f"MultiHeadAttention {label} must be a [D, G·d_h] matrix with D >= 1; got "
@@ -532,8 +564,8 @@ def _projection_arrays(
                 f"got shape {array.shape}."
             )
         arrays.append(array)
-    square = [arrays[0], arrays[3]] if grouped else arrays
-    if len({a.shape for a in square}) != 1:
+    square = [] if free else [arrays[0], arrays[3]] if grouped else arrays
+    if square and len({a.shape for a in square}) != 1:
         names = "wq and wo" if grouped else "wq, wk, wv and wo"
         raise ShapeError(
             f"MultiHeadAttention {names} must share one shape [D, D]; got "
@@ -591,15 +623,18 @@ class MultiHeadAttention(Module):
         causal: bool = False,
         window: int | None = None,
         qk_norm: bool = False,
+        head_width: int | None = None,
+        bias: bool = False,
         positions: PositionScheme | None = None,
         name: str = "attention",
         rng: SplitMix64,
     ) -> None:
         model_width = as_width(model_width, "MultiHeadAttention model_width")
         num_heads = positive_int(num_heads, "num_heads")
-        head_width = _check_divisible(model_width, num_heads)
+        head_width = check_head_width(head_width, model_width, num_heads)
         kv_heads = check_kv_heads(num_kv_heads, num_heads)
-        element_count((model_width, model_width), "MultiHeadAttention projection weight")
+        bias = as_flag(bias, "attention bias")
+        element_count((model_width, num_heads * head_width), "MultiHeadAttention query weight")
         causal = as_flag(causal, "causal")
         window = check_window(window, causal)
         qk_norm = as_flag(qk_norm, "qk_norm")
@@ -607,11 +642,11 @@ class MultiHeadAttention(Module):
         _check_positions(positions, num_heads, head_width)
         query_norm, key_norm = _qk_norms(qk_norm, None, None, head_width, name)
         with generator(rng, "MultiHeadAttention").transaction() as draft:  # all four or none
-            d, kv = model_width, kv_heads * head_width
-            query = Linear(d, d, bias=False, name=f"{name}.query", rng=draft)
-            key = Linear(d, kv, bias=False, name=f"{name}.key", rng=draft)
-            value = Linear(d, kv, bias=False, name=f"{name}.value", rng=draft)
-            output = Linear(d, d, bias=False, name=f"{name}.output", rng=draft)
+            d, inner, kv = model_width, num_heads * head_width, kv_heads * head_width
+            query = Linear(d, inner, bias=bias, name=f"{name}.query", rng=draft)
+            key = Linear(d, kv, bias=bias, name=f"{name}.key", rng=draft)
+            value = Linear(d, kv, bias=bias, name=f"{name}.value", rng=draft)
+            output = Linear(inner, d, bias=bias, name=f"{name}.output", rng=draft)
         self._build(
             query,
             key,
@@ -625,6 +660,7 @@ class MultiHeadAttention(Module):
             window=window,
             query_norm=query_norm,
             key_norm=key_norm,
+            head_width=head_width,
         )
 
     @classmethod
@@ -642,19 +678,36 @@ class MultiHeadAttention(Module):
         qk_norm: bool = False,
         query_norm_gain: Any = None,
         key_norm_gain: Any = None,
+        head_width: int | None = None,
+        biases: Any = None,
         positions: PositionScheme | None = None,
         name: str = "attention",
     ) -> MultiHeadAttention:
         """A layer holding exactly W_Q, W_O [D, D], W_K, W_V [D, G·d_h] (Y = X W convention).
 
+        With ``head_width`` d_h (Qwen3's head_dim, which may differ from D / H) W_Q is
+        [D, H·d_h] and W_O [H·d_h, D]. ``biases`` (b_q, b_k, b_v, b_o) or None (bias-free).
         With ``qk_norm`` the gains [d_h] default to ones.
         """
         grouped = num_kv_heads is not None
-        arrays = _projection_arrays((wq, wk, wv, wo), grouped)
+        free = head_width is not None
+        arrays = _projection_arrays((wq, wk, wv, wo), grouped or free, free)
         num_heads = positive_int(num_heads, "num_heads")
         width = arrays[0].shape[0]
-        head_width = _check_divisible(width, num_heads)
+        head_width = check_head_width(head_width, width, num_heads)
         kv_heads = check_kv_heads(num_kv_heads, num_heads)
+        inner = num_heads * head_width
+        for label, array, shape in (
+            ("wq", arrays[0], (width, inner)),
+            ("wo", arrays[3], (inner, width)),
+        ):
+            if array.shape != shape:
+                raise ShapeError(
+                    f"MultiHeadAttention {label} must be {list(shape)} for H = {num_heads} "
+                    f"heads of width d_h = {head_width} over D = {width}; got shape "
+                    f"{array.shape}."
+                )
+        bias_arrays = _bias_arrays(biases)
         for label, array in (("wk", arrays[1]), ("wv", arrays[2])):
             if array.shape != (width, kv_heads * head_width):
                 raise ShapeError(
@@ -669,8 +722,10 @@ class MultiHeadAttention(Module):
         _check_positions(positions, num_heads, head_width)
         query_norm, key_norm = _qk_norms(qk_norm, query_norm_gain, key_norm_gain, head_width, name)
         parts = [
-            Linear.from_parameters(a, name=f"{name}.{role}")
-            for a, role in zip(arrays, ("query", "key", "value", "output"), strict=True)
+            Linear.from_parameters(a, b, name=f"{name}.{role}")
+            for a, b, role in zip(
+                arrays, bias_arrays, ("query", "key", "value", "output"), strict=True
+            )
         ]
         return cls._assemble(
             *parts,
@@ -682,6 +737,7 @@ class MultiHeadAttention(Module):
             window=window,
             query_norm=query_norm,
             key_norm=key_norm,
+            head_width=head_width,
         )
 
     def _build(
@@ -699,12 +755,14 @@ class MultiHeadAttention(Module):
         window: int | None = None,
         query_norm: RMSNorm | None = None,
         key_norm: RMSNorm | None = None,
+        head_width: int | None = None,
     ) -> None:
         Module.__init__(self, name)
         self.model_width = query.input_width
         self.num_heads = num_heads
         self.num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
-        self.head_width = self.model_width // num_heads
+        self.head_width = self.model_width // num_heads if head_width is None else head_width
+        self.bias = query.bias is not None
         self.causal = bool(causal)
         self.window = window
         self.qk_norm = query_norm is not None
@@ -723,6 +781,7 @@ class MultiHeadAttention(Module):
         extra = "" if self.num_kv_heads == self.num_heads else f", G={self.num_kv_heads}"
         extra += "" if self.window is None else f", window={self.window}"
         extra += ", qk_norm=True" if self.qk_norm else ""
+        extra += ", bias=True" if self.bias else ""
         return (
             f"MultiHeadAttention(D={self.model_width}, H={self.num_heads}, "
             f"d_h={self.head_width}{extra}, causal={self.causal}, name={self.name!r})"

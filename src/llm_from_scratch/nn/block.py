@@ -17,18 +17,25 @@ import numpy as np
 from ..autodiff import Tensor
 from ..errors import ArgumentError, WidthError
 from ..random import SplitMix64
-from ..validate import as_flag, as_width, element_count, generator, positive_int
-from .attention import AttentionCache, MultiHeadAttention, check_kv_heads, check_window
+from ..validate import as_flag, as_real, as_width, element_count, generator, positive_int
+from .attention import (
+    AttentionCache,
+    MultiHeadAttention,
+    check_head_width,
+    check_kv_heads,
+    check_window,
+)
 from .feedforward import FeedForward
 from .module import Module, as_tensor, check_name, check_part
 from .moe import MixtureOfExperts, RoutingReport
-from .norms import LayerNorm, RMSNorm
-from .positions import PAIRINGS, ALiBiPositions, RoPEPositions
+from .norms import LayerNorm, RMSNorm, check_epsilon
+from .positions import PAIRINGS, ALiBiPositions, RoPEPositions, check_scaling
 from .swiglu import SwiGLU
 
 NORMS = {"layer": LayerNorm, "rms": RMSNorm}
 ORDERS = ("pre", "post")
-FFN_KINDS = ("gelu", "swiglu")
+FFN_KINDS = ("gelu", "gelu_tanh", "swiglu", "mixtral_moe")
+DEFAULT_ROPE_THETA = 10000.0
 POSITIONS = (None, "rope", "alibi")
 
 
@@ -44,10 +51,19 @@ def _check_part(module: Any, label: str, model_width: int) -> None:
     check_part(module, f"TransformerBlock {label}", model_width, why)
 
 
-def make_positions(kind: str | None, num_heads: int, head_width: int, pairing: str) -> Any:
+def make_positions(
+    kind: str | None,
+    num_heads: int,
+    head_width: int,
+    pairing: str,
+    theta: float = DEFAULT_ROPE_THETA,
+    scaling: dict | None = None,
+) -> Any:
     """The attention position scheme for ``kind``: None, RoPE on q and k, or an ALiBi bias."""
     if kind == "rope":
-        return RoPEPositions(head_width, pairing=pairing)
+        if theta == DEFAULT_ROPE_THETA and scaling is None:  # today's scheme, exactly
+            return RoPEPositions(head_width, pairing=pairing)
+        return RoPEPositions(head_width, pairing=pairing, theta=theta, scaling=scaling)
     if kind == "alibi":
         return ALiBiPositions(num_heads)
     return None
@@ -66,8 +82,185 @@ class BlockStages:
     output: Tensor  # (B, T, D)
 
 
+def check_moe_options(ffn: Any, num_experts: Any, top_k: Any) -> tuple[int | None, int | None]:
+    """E and k for ``ffn="mixtral_moe"`` (1 <= k <= E), and None for both otherwise."""
+    if ffn != "mixtral_moe":
+        if num_experts is not None or top_k is not None:
+            raise ArgumentError(
+                "num_experts and top_k size a Mixtral-style mixture of experts; got "
+                f"num_experts={num_experts!r}, top_k={top_k!r} with ffn={ffn!r}. Pass "
+                "ffn='mixtral_moe', or leave both None."
+            )
+        return None, None
+    if num_experts is None or top_k is None:
+        raise ArgumentError(
+            "ffn='mixtral_moe' needs num_experts E and top_k k (Mixtral 8x7B: E = 8, k = 2); "
+            f"got num_experts={num_experts!r}, top_k={top_k!r}."
+        )
+    experts = positive_int(num_experts, "num_experts")
+    k = positive_int(top_k, "top_k")
+    if k > experts:
+        raise ArgumentError(
+            f"top_k picks k of the E experts for each token, so k <= E; got top_k = {k}, "
+            f"num_experts = {experts}."
+        )
+    return experts, k
+
+
+def check_rope_options(positions: Any, theta: Any, scaling: Any) -> tuple[float, dict | None]:
+    """θ > 0 and a checked rope_scaling dict; both only mean something with positions='rope'."""
+    theta_value = as_real(theta, "rope_theta", positive=True, fix="Llama 3 uses 500000.0.")
+    scaling = check_scaling(scaling)
+    if positions != "rope" and (theta_value != DEFAULT_ROPE_THETA or scaling is not None):
+        raise ArgumentError(
+            "rope_theta and rope_scaling configure rotary positions; got rope_theta="
+            f"{theta_value!r}, rope_scaling={scaling!r} with positions={positions!r}. Pass "
+            "positions='rope', or leave them at 10000.0 and None."
+        )
+    return theta_value, scaling
+
+
+def make_ffn(
+    ffn: str,
+    model_width: int,
+    hidden_width: int,
+    bias: bool | None,
+    num_experts: int | None,
+    top_k: int | None,
+    name: str,
+    rng: SplitMix64,
+) -> Module:
+    """The block's FFN by kind; ``bias`` None keeps each kind's own default (GELU: biased)."""
+    options = {} if bias is None else {"bias": bias}
+    if ffn in ("gelu", "gelu_tanh"):
+        return FeedForward(
+            model_width, hidden_width, activation=ffn, name=name, rng=rng, **options
+        )
+    if ffn == "swiglu":
+        return SwiGLU(model_width, hidden_width, model_width, name=name, rng=rng, **options)
+    from . import moe  # Mixtral's experts: no capacity, renormalised top-k
+
+    if not hasattr(moe, "SparseMoE"):
+        raise ArgumentError("ffn='mixtral_moe' needs nn.moe.SparseMoE, which is not built yet.")
+    return moe.SparseMoE(model_width, hidden_width, num_experts, top_k, name=name, rng=rng)
+
+
+def _block_settings(
+    model_width: Any,
+    num_heads: Any,
+    hidden_width: Any,
+    *,
+    norm: Any = "layer",
+    order: Any = "pre",
+    ffn: Any = "gelu",
+    positions: Any = None,
+    rope_pairing: Any = "interleaved",
+    causal: Any = True,
+    num_kv_heads: Any = None,
+    window: Any = None,
+    qk_norm: Any = False,
+    attention_bias: Any = False,
+    head_width: Any = None,
+    rope_theta: Any = DEFAULT_ROPE_THETA,
+    rope_scaling: Any = None,
+    ffn_bias: Any = None,
+    num_experts: Any = None,
+    top_k: Any = None,
+    norm_eps: Any = None,
+) -> dict[str, Any]:
+    """Every TransformerBlock option checked (typed errors), before anything is built."""
+    model_width = as_width(model_width, "TransformerBlock model_width")
+    num_heads = positive_int(num_heads, "num_heads")
+    hidden_width = as_width(hidden_width, "TransformerBlock hidden_width")
+    num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
+    qk_norm = as_flag(qk_norm, "qk_norm")
+    attention_bias = as_flag(attention_bias, "attention_bias")
+    ffn_bias = None if ffn_bias is None else as_flag(ffn_bias, "ffn_bias")
+    _choice(norm, tuple(NORMS), "norm")
+    _choice(order, ORDERS, "order")
+    _choice(positions, POSITIONS, "positions")
+    _choice(rope_pairing, PAIRINGS, "rope_pairing")
+    rope_theta, rope_scaling = check_rope_options(positions, rope_theta, rope_scaling)
+    causal = as_flag(causal, "causal")
+    window = check_window(window, causal)
+    if isinstance(ffn, Module):
+        _check_part(ffn, "ffn", model_width)
+        if ffn_bias is not None or num_experts is not None or top_k is not None:
+            raise ArgumentError(
+                "ffn_bias, num_experts and top_k configure a named ffn kind; got a ready "
+                "FFN module with one of them set. Leave them None."
+            )
+    else:
+        _choice(ffn, FFN_KINDS, "ffn")
+        num_experts, top_k = check_moe_options(ffn, num_experts, top_k)
+        if ffn == "mixtral_moe" and ffn_bias:
+            raise ArgumentError(
+                "ffn='mixtral_moe' has bias-free experts and router (as Mixtral); got "
+                "ffn_bias=True. Pass ffn_bias=None or False."
+            )
+        element_count((model_width, hidden_width), "TransformerBlock FFN weight")
+    norm_eps = None if norm_eps is None else check_epsilon(norm_eps, NORMS[norm].__name__)
+    head_width = check_head_width(head_width, model_width, num_heads)
+    element_count((model_width, num_heads * head_width), "TransformerBlock attention weight")
+    if positions == "rope" and head_width % 2:  # RoPE rotates pairs of a head's coordinates
+        raise WidthError(
+            f"RoPE rotates coordinate pairs of each head, so the head width d_h = "
+            f"{head_width} must be even (d_h = D / H = {model_width} / {num_heads} unless "
+            "head_width is given). Choose D and H with an even quotient."
+        )
+    return {
+        "model_width": model_width,
+        "num_heads": num_heads,
+        "hidden_width": hidden_width,
+        "causal": causal,
+        "num_kv_heads": num_kv_heads,
+        "window": window,
+        "qk_norm": qk_norm,
+        "attention_bias": attention_bias,
+        "head_width": head_width,
+        "rope_theta": rope_theta,
+        "rope_scaling": rope_scaling,
+        "ffn_bias": ffn_bias,
+        "num_experts": num_experts,
+        "top_k": top_k,
+        "norm_eps": norm_eps,
+    }
+
+
+def check_block_options(
+    model_width: int,
+    num_heads: int,
+    hidden_width: int,
+    norm: str,
+    order: str,
+    ffn: str,
+    positions: str | None,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """The checked settings of a causal block with these options (what a Decoder builds)."""
+    return _block_settings(
+        model_width,
+        num_heads,
+        hidden_width,
+        norm=norm,
+        order=order,
+        ffn=ffn,
+        positions=positions,
+        causal=True,
+        **options,
+    )
+
+
 class TransformerBlock(Module):
-    """X₁ = X + Attention(Norm(X)), X₂ = X₁ + FFN(Norm(X₁)) (pre-norm), or the post-norm order."""
+    """X₁ = X + Attention(Norm(X)), X₂ = X₁ + FFN(Norm(X₁)) (pre-norm), or the post-norm order.
+
+    Attention options (passed to :class:`MultiHeadAttention`): ``num_kv_heads`` G, ``window``
+    w, ``qk_norm``, ``attention_bias`` (q, k, v and o biases), ``head_width`` d_h (None: D/H).
+    RoPE: ``rope_theta`` θ and ``rope_scaling`` (a Hugging Face dict, e.g. rope_type "llama3").
+    FFN: ``ffn`` "gelu" | "gelu_tanh" | "swiglu" | "mixtral_moe" (with ``num_experts``,
+    ``top_k``), ``ffn_bias`` (None: GELU biased, SwiGLU not). ``norm_eps`` ε of both norms
+    (None: LayerNorm 1e-5, RMSNorm 1e-6). Every default is the block as it was before them.
+    """
 
     def __init__(
         self,
@@ -84,57 +277,81 @@ class TransformerBlock(Module):
         num_kv_heads: int | None = None,
         window: int | None = None,
         qk_norm: bool = False,
+        attention_bias: bool = False,
+        head_width: int | None = None,
+        rope_theta: float = DEFAULT_ROPE_THETA,
+        rope_scaling: dict | None = None,
+        ffn_bias: bool | None = None,
+        num_experts: int | None = None,
+        top_k: int | None = None,
+        norm_eps: float | None = None,
         name: str = "block",
         rng: SplitMix64,
     ) -> None:
-        model_width = as_width(model_width, "TransformerBlock model_width")
-        num_heads = positive_int(num_heads, "num_heads")
-        hidden_width = as_width(hidden_width, "TransformerBlock hidden_width")
-        num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
-        qk_norm = as_flag(qk_norm, "qk_norm")
-        _choice(norm, tuple(NORMS), "norm")
-        _choice(order, ORDERS, "order")
-        _choice(positions, POSITIONS, "positions")
-        _choice(rope_pairing, PAIRINGS, "rope_pairing")
-        causal = as_flag(causal, "causal")
-        window = check_window(window, causal)
-        if isinstance(ffn, Module):
-            _check_part(ffn, "ffn", model_width)
-        else:
-            _choice(ffn, FFN_KINDS, "ffn")
-            element_count((model_width, hidden_width), "TransformerBlock FFN weight")
+        settings = _block_settings(
+            model_width,
+            num_heads,
+            hidden_width,
+            norm=norm,
+            order=order,
+            ffn=ffn,
+            positions=positions,
+            rope_pairing=rope_pairing,
+            causal=causal,
+            num_kv_heads=num_kv_heads,
+            window=window,
+            qk_norm=qk_norm,
+            attention_bias=attention_bias,
+            head_width=head_width,
+            rope_theta=rope_theta,
+            rope_scaling=rope_scaling,
+            ffn_bias=ffn_bias,
+            num_experts=num_experts,
+            top_k=top_k,
+            norm_eps=norm_eps,
+        )
+        model_width, num_heads = settings["model_width"], settings["num_heads"]
+        head_width = settings["head_width"]
         check_name(name, "TransformerBlock")
         rng = generator(rng, "TransformerBlock")
-        if positions == "rope":  # RoPE rotates pairs of a head's coordinates: d_h must be even
-            head_width = model_width // num_heads if model_width % num_heads == 0 else None
-            if head_width is not None and head_width % 2:
-                raise WidthError(
-                    f"RoPE rotates coordinate pairs of each head, so the head width d_h = D / H = "
-                    f"{model_width} / {num_heads} = {head_width} must be even. Choose D and H "
-                    "with an even quotient."
-                )
         with rng.transaction() as draft:
             attention = MultiHeadAttention(
                 model_width,
                 num_heads,
-                num_kv_heads=num_kv_heads,
-                causal=causal,
-                window=window,
-                qk_norm=qk_norm,
+                num_kv_heads=settings["num_kv_heads"],
+                causal=settings["causal"],
+                window=settings["window"],
+                qk_norm=settings["qk_norm"],
+                head_width=head_width,
+                bias=settings["attention_bias"],
                 name=f"{name}.attention",
                 rng=draft,
             )
-            scheme = make_positions(positions, num_heads, attention.head_width, rope_pairing)
-            attention.positions = scheme
-            if ffn == "gelu":
-                ffn = FeedForward(model_width, hidden_width, name=f"{name}.ffn", rng=draft)
-            elif ffn == "swiglu":
-                ffn = SwiGLU(model_width, hidden_width, model_width, name=f"{name}.ffn", rng=draft)
+            attention.positions = make_positions(
+                positions,
+                num_heads,
+                head_width,
+                rope_pairing,
+                settings["rope_theta"],
+                settings["rope_scaling"],
+            )
+            if not isinstance(ffn, Module):
+                ffn = make_ffn(
+                    ffn,
+                    model_width,
+                    settings["hidden_width"],
+                    settings["ffn_bias"],
+                    settings["num_experts"],
+                    settings["top_k"],
+                    f"{name}.ffn",
+                    draft,
+                )
         norm_class = NORMS[norm]
+        eps = {} if settings["norm_eps"] is None else {"eps": settings["norm_eps"]}
         self._build(
-            norm_class(model_width, name=f"{name}.attention_norm"),
+            norm_class(model_width, name=f"{name}.attention_norm", **eps),
             attention,
-            norm_class(model_width, name=f"{name}.ffn_norm"),
+            norm_class(model_width, name=f"{name}.ffn_norm", **eps),
             ffn,
             order,
             name,

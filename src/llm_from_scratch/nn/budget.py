@@ -9,6 +9,11 @@ With model width D and feed-forward width D_ff = m·D (m = 4 by default), one bl
 so a dense block is 12D² weights before biases and normalization parameters. A vocabulary of V
 tokens adds a V×D embedding table and, unless the output head reuses (ties) it, V·D more. These
 are counts of scalars, not bytes and not time.
+
+Current families change the attention count: with H query heads of width d_h (Qwen3 sets d_h
+apart from D/H) and G key/value heads, attention holds D·H·d_h (W_Q) + 2·D·G·d_h (W_K, W_V) +
+H·d_h·D (W_O), plus H·d_h + 2·G·d_h + D with biases and 2·d_h with QK-norm gains. A Mixtral
+mixture of E gated experts holds E·3·D·D_ff and a router D·E; learned positions add a P×D table.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..validate import as_flag, positive_int
+from .attention import check_head_width, check_kv_heads
 
 FeedForwardKind = Literal["dense", "gated"]
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -77,6 +83,7 @@ class ParameterBudget:
     embedding: int
     head: int
     total: int
+    position_table: int = 0
 
     def rows(self) -> list[tuple[str, int]]:
         """(label, count) pairs in reading order, for a table."""
@@ -90,6 +97,8 @@ class ParameterBudget:
             ("one block", self.per_block),
             (f"{self.num_layers} blocks", self.stack),
         ]
+        if self.position_table:
+            rows.append(("position table", self.position_table))
         if self.vocab_size is not None:
             rows.append(("token embedding", self.embedding))
             rows.append(("output head" + (" (tied)" if self.tie_embeddings else ""), self.head))
@@ -108,6 +117,14 @@ def parameter_budget(
     ffn_hidden_width: int | None = None,
     biases: bool = False,
     norm: NormKind | None = None,
+    num_heads: int | None = None,
+    num_kv_heads: int | None = None,
+    head_width: int | None = None,
+    qk_norm: bool = False,
+    attention_bias: bool | None = None,
+    ffn_bias: bool | None = None,
+    num_experts: int | None = None,
+    max_positions: int | None = None,
 ) -> ParameterBudget:
     """Count the weights of ``num_layers`` blocks (and optionally the vocabulary tables).
 
@@ -116,6 +133,11 @@ def parameter_budget(
     ``ffn_hidden_width`` is given. ``biases=True`` adds one bias per projection output (attention
     4D; dense FFN D_ff + D; gated 2H + D). ``norm`` adds two norms per block (LayerNorm 2D each,
     RMSNorm D each). Without ``vocab_size`` the embedding and head count 0.
+
+    ``num_heads`` H with ``num_kv_heads`` G (default H) and ``head_width`` d_h (default D/H)
+    count grouped-query attention; ``qk_norm`` adds 2·d_h gains; ``attention_bias`` and
+    ``ffn_bias`` (default: ``biases``) set the two kinds of bias apart; ``num_experts`` E (gated
+    only) counts E experts and a D×E router; ``max_positions`` P a learned P×D position table.
     """
     model_width = positive_int(model_width, "model_width")
     num_layers = positive_int(num_layers, "num_layers")
@@ -127,6 +149,27 @@ def parameter_budget(
         raise ArgumentError(f"norm must be None, 'layernorm' or 'rmsnorm'; got {norm!r}.")
     tie_embeddings = as_flag(tie_embeddings, "tie_embeddings")
     biases = as_flag(biases, "biases")
+    qk_norm = as_flag(qk_norm, "qk_norm")
+    attention_bias = (
+        biases if attention_bias is None else as_flag(attention_bias, "attention_bias")
+    )
+    ffn_bias = biases if ffn_bias is None else as_flag(ffn_bias, "ffn_bias")
+    heads = None if num_heads is None else positive_int(num_heads, "num_heads")
+    if heads is None and (num_kv_heads is not None or head_width is not None or qk_norm):
+        raise ArgumentError(
+            "num_kv_heads, head_width and qk_norm count per head, so they need num_heads; got "
+            "num_heads=None. Pass num_heads."
+        )
+    if heads is not None:
+        kv_heads = check_kv_heads(num_kv_heads, heads)
+        d_h = check_head_width(head_width, model_width, heads)
+    experts = None if num_experts is None else positive_int(num_experts, "num_experts")
+    if experts is not None and ffn_kind != "gated":
+        raise ArgumentError(
+            "num_experts counts Mixtral's gated (SwiGLU) experts; got ffn_kind="
+            f"{ffn_kind!r}. Pass ffn_kind='gated'."
+        )
+    positions = 0 if max_positions is None else positive_int(max_positions, "max_positions")
     if ffn_hidden_width is not None:
         hidden = positive_int(ffn_hidden_width, "ffn_hidden_width")
     elif ffn_kind == "dense":
@@ -135,11 +178,15 @@ def parameter_budget(
         hidden = matched_gated_hidden_width(model_width, ffn_multiplier)
 
     D = model_width
-    attention = 4 * D * D + (4 * D if biases else 0)
+    inner, kv = (D, D) if heads is None else (heads * d_h, kv_heads * d_h)
+    attention = 2 * D * inner + 2 * D * kv + ((inner + 2 * kv + D) if attention_bias else 0)
+    attention += 2 * d_h if qk_norm else 0
     if ffn_kind == "dense":
-        ffn = 2 * D * hidden + ((hidden + D) if biases else 0)
+        ffn = 2 * D * hidden + ((hidden + D) if ffn_bias else 0)
     else:
-        ffn = 3 * D * hidden + ((2 * hidden + D) if biases else 0)
+        ffn = 3 * D * hidden + ((2 * hidden + D) if ffn_bias else 0)
+    if experts is not None:
+        ffn = experts * ffn + D * experts  # E experts and the router W_r [D, E]
     norms = 0 if norm is None else 2 * NORM_PARAMETERS_PER_FEATURE[norm] * D
     per_block = attention + ffn + norms
     stack = num_layers * per_block
@@ -161,5 +208,6 @@ def parameter_budget(
         stack=stack,
         embedding=embedding,
         head=head,
-        total=stack + embedding + head,
+        total=stack + embedding + head + positions * D,
+        position_table=positions * D,
     )

@@ -29,12 +29,12 @@ from ..validate import (
     generator,
     positive_int,
 )
-from .attention import AttentionCache, check_kv_heads, check_window
-from .block import NORMS, TransformerBlock, _choice
+from .attention import AttentionCache
+from .block import DEFAULT_ROPE_THETA, NORMS, TransformerBlock, _choice, check_block_options
 from .module import Module, Parameter, check_name
-from .positions import sinusoidal_encoding
+from .positions import LearnedPositions, sinusoidal_encoding
 
-DECODER_POSITIONS = (None, "rope", "alibi", "sinusoidal")
+DECODER_POSITIONS = (None, "rope", "alibi", "sinusoidal", "learned")
 
 
 def check_ids(ids: Any, vocab_size: int) -> np.ndarray:
@@ -169,25 +169,67 @@ class Decoder(Module):
         num_kv_heads: int | None = None,
         window: int | None = None,
         qk_norm: bool = False,
+        attention_bias: bool = False,
+        head_width: int | None = None,
+        rope_theta: float = DEFAULT_ROPE_THETA,
+        rope_scaling: dict | None = None,
+        rope_pairing: str = "interleaved",
+        ffn_bias: bool | None = None,
+        num_experts: int | None = None,
+        top_k: int | None = None,
+        norm_eps: float | None = None,
+        max_positions: int | None = None,
         name: str = "decoder",
         rng: SplitMix64,
     ) -> None:
         """``embedding_std``: None for a Xavier-uniform table (and head), σ for N(0, σ²).
 
         ``num_kv_heads`` G (dividing H; None: G = H), ``window`` w (each query sees itself and
-        the w − 1 tokens before it) and ``qk_norm`` (RMSNorm on each head's q and k before RoPE)
-        are passed to every block's attention.
+        the w − 1 tokens before it), ``qk_norm``, ``attention_bias``, ``head_width``,
+        ``rope_theta``, ``rope_scaling``, ``rope_pairing``, ``ffn_bias``, ``num_experts``,
+        ``top_k`` and ``norm_eps`` are passed to every block (see TransformerBlock; ``norm_eps``
+        also sets the final norm's ε). ``positions="learned"`` adds a learned table of
+        ``max_positions`` rows (GPT-2's wpe, ``<name>.positions.weight``) to the token vectors.
         """
         vocab_size = positive_int(vocab_size, "Decoder vocab_size")
         model_width = positive_int(model_width, "Decoder model_width")
         num_layers = positive_int(num_layers, "num_layers")
         num_heads = positive_int(num_heads, "num_heads")
         hidden_width = positive_int(hidden_width, "Decoder hidden_width")
-        num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
-        window = check_window(window, True)
-        qk_norm = as_flag(qk_norm, "qk_norm")
         _choice(positions, DECODER_POSITIONS, "positions")
         _choice(norm, tuple(NORMS), "norm")
+        if positions == "learned":
+            if max_positions is None:
+                raise ArgumentError(
+                    "positions='learned' reads a table of max_positions rows (GPT-2: 1024); got "
+                    "max_positions=None. Pass the longest context the model will read."
+                )
+            max_positions = positive_int(max_positions, "max_positions")
+        elif max_positions is not None:
+            raise ArgumentError(
+                "max_positions sizes the learned position table; got max_positions="
+                f"{max_positions!r} with positions={positions!r}. Pass positions='learned', or "
+                "max_positions=None."
+            )
+        block_options = {
+            "num_kv_heads": num_kv_heads,
+            "window": window,
+            "qk_norm": qk_norm,
+            "attention_bias": attention_bias,
+            "head_width": head_width,
+            "rope_theta": rope_theta,
+            "rope_scaling": rope_scaling,
+            "rope_pairing": rope_pairing,
+            "ffn_bias": ffn_bias,
+            "num_experts": num_experts,
+            "top_k": top_k,
+            "norm_eps": norm_eps,
+        }
+        block_positions = None if positions in ("sinusoidal", "learned") else positions
+        # every block option is checked here, on a draft that is thrown away, before building
+        check_block_options(
+            model_width, num_heads, hidden_width, norm, order, ffn, block_positions, block_options
+        )
         tie_embeddings = as_flag(tie_embeddings, "tie_embeddings")
         embedding_std = check_std(embedding_std, "Decoder")
         if positions == "sinusoidal" and model_width % 2:
@@ -204,10 +246,14 @@ class Decoder(Module):
             f"{num_layers}, hidden_width={hidden_width}) parameters",
         )
         check_name(name, "Decoder")
-        block_positions = None if positions == "sinusoidal" else positions
         with generator(rng, "Decoder").transaction() as draft:
             embedding = Embedding(
                 vocab_size, model_width, std=embedding_std, name=f"{name}.embedding", rng=draft
+            )
+            learned = (
+                LearnedPositions(max_positions, model_width, name=f"{name}.positions", rng=draft)
+                if positions == "learned"
+                else None
             )
             blocks = [
                 TransformerBlock(
@@ -219,11 +265,9 @@ class Decoder(Module):
                     ffn=ffn,
                     positions=block_positions,
                     causal=True,
-                    num_kv_heads=num_kv_heads,
-                    window=window,
-                    qk_norm=qk_norm,
                     name=f"{name}.blocks.{i}",
                     rng=draft,
+                    **block_options,
                 )
                 for i in range(num_layers)
             ]
@@ -237,10 +281,16 @@ class Decoder(Module):
         self.positions = positions
         self.tie_embeddings = bool(tie_embeddings)
         self.embedding = embedding
+        if learned is not None:
+            self.position_embedding = learned
+        else:
+            self.position_embedding = None
+        self.max_positions = max_positions
         for i, block in enumerate(blocks):
             setattr(self, f"block_{i}", block)
         self.blocks = tuple(blocks)
-        self.final_norm = NORMS[norm](model_width, name=f"{name}.final_norm")
+        eps = {} if norm_eps is None else {"eps": norm_eps}
+        self.final_norm = NORMS[norm](model_width, name=f"{name}.final_norm", **eps)
         if head is not None:
             self.head_weight = Parameter(head, f"{name}.head.weight")
 
@@ -278,6 +328,8 @@ class Decoder(Module):
         stages.append(("embeddings", x.shape))
         if self.positions == "sinusoidal":
             x = x + sinusoidal_encoding(tokens, self.model_width)
+        elif self.position_embedding is not None:
+            x = x + self.position_embedding(np.arange(tokens))  # (B, T, D) + (T, D)
         for i, block in enumerate(self.blocks):
             x, _ = block(x, key_padding_mask=padding if padding.any() else None)
             stages.append((f"block {i}", x.shape))
@@ -307,6 +359,8 @@ class Decoder(Module):
         if self.positions == "sinusoidal":
             table = sinusoidal_encoding(int(positions.max()) + 1, self.model_width)
             x = x + table[positions]  # (B, L, D): each token's own absolute position
+        elif self.position_embedding is not None:
+            x = x + self.position_embedding(positions)  # (B, L, D): rows at absolute positions
         for i, block in enumerate(self.blocks):
             x, _ = block(x, cache=cache.layer(i))
         return self.final_norm(x)
