@@ -88,8 +88,9 @@ def _even_width(label: str, value: Any, what: str) -> int:
 def _pairing(value: Any) -> str:
     if value not in PAIRINGS:
         raise ArgumentError(
-            f'pairing must be "interleaved" (pairs (2j, 2j + 1)) or "half" (pairs (j, j + d/2)); '
-            f"got {value!r}."
+            f'pairing must be "interleaved" (pairs (2j, 2j + 1), GPT-J and RoFormer) or "half" '
+            f"(pairs (j, j + d/2), Hugging Face's rotate_half for Llama, Mistral, Qwen); got "
+            f"{value!r}."
         )
     return str(value)
 
