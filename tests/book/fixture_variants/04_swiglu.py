@@ -18,7 +18,6 @@ init_widths = (2, 3, 2)
 leading_shapes = [(), (3,), (2, 3)]
 fd_step, fd_tolerance = 1e-6, 3e-6
 small_scale = 1e-3
-paper_widths = (512, 2048)
 """,
     "other-widths": """\
 X = np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0], [0.0, -1.0, 1.5]])  # T = 3, d_in = 3
@@ -41,7 +40,6 @@ init_widths = (3, 4, 5)
 leading_shapes = [(), (4,), (2, 4)]
 fd_step, fd_tolerance = 1e-6, 3e-6
 small_scale = 1e-3
-paper_widths = (512, 2048)
 """,
 }
 
