@@ -187,7 +187,7 @@ class GatedFeedForward(Module):
         return GatedIntermediates(A=a, S=s, U=u, H=h, Y=y)
 
     def forward(self, x: Any) -> Tensor:
-        """Y = (act(X W_g + b_g) ⊙ (X W_u + b_u)) W_2 + b_2 on the last axis (b only if built)."""
+        """Y = (act(X W_g) ⊙ (X W_u)) W_2 on the last axis; leading axes pass through."""
         return self.forward_with_intermediates(x).Y
 
 
