@@ -24,6 +24,10 @@ deepseek_v2 = dict(layers=60, heads=128, head_width=128, latent_width=512, rope_
 serving = (8, 8192)  # (sequences, tokens each) served at once in the memory comparison
 gqa_sizes = (12, 6, 3, 4)  # (D, H, G, T) of the step-by-step grouped-query example
 window, window_depth, window_tokens = 4, 3, 12  # w, the layers stacked, the positions
+rolling_sizes = (20, 16, 2, 4, 2, 32)  # (V, D, layers, H, G, FFN width) of the rolling-cache demo
+rolling_window = 4  # its window w
+rolling_capacities = (16, 64, 256, 1024)  # positions each cache is built to hold
+rolling_steps = 20  # decoding steps whose cached logits are compared with the uncached decoder
 qk_sizes = (12, 3, 5)  # (D, H, T) of the QK-norm layer
 qk_scales = (1.0, 10.0, 100.0)  # factors applied to W_Q and W_K
 """,
@@ -50,6 +54,10 @@ deepseek_v2 = dict(layers=60, heads=128, head_width=128, latent_width=512, rope_
 serving = (48, 2048)  # (sequences, tokens each) served at once in the memory comparison
 gqa_sizes = (16, 8, 2, 5)  # (D, H, G, T) of the step-by-step grouped-query example
 window, window_depth, window_tokens = 2, 5, 10  # w, the layers stacked, the positions
+rolling_sizes = (24, 24, 3, 6, 3, 32)  # (V, D, layers, H, G, FFN width) of the rolling-cache demo
+rolling_window = 6  # its window w
+rolling_capacities = (32, 512)  # positions each cache is built to hold
+rolling_steps = 30  # decoding steps whose cached logits are compared with the uncached decoder
 qk_sizes = (32, 4, 4)  # (D, H, T) of the QK-norm layer
 qk_scales = (0.5, 2.0, 10.0, 50.0)  # factors applied to W_Q and W_K
 """,
@@ -59,6 +67,7 @@ MUST_CHANGE = [
     "gqa_weights",
     "qk_plain_last",
     "window_tokens",
+    "roll_held",
 ]
 CLAIM_FLIPS = {
     "fewer-kv-heads": [],
