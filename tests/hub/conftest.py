@@ -10,13 +10,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from .reference import FAMILIES, build_reference, save_reference
+from .reference import FAMILIES, build_reference, float64_islands, save_reference
 
 
 @pytest.fixture(scope="session")
 def reference_models() -> dict[str, Any]:
-    """{family: seeded float64 transformers model in eval mode}."""
-    return {family: build_reference(family) for family in FAMILIES}
+    """{family: seeded float64 transformers model in eval mode, float64 throughout}."""
+    return {family: float64_islands(build_reference(family)) for family in FAMILIES}
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from ..errors import ArgumentError, ParameterError, ShapeError
 from ..nn.decoder import Decoder
 from ..random import SplitMix64
 from .config import read_config, spec_from_config
+from .describe import half_pairing, spec_of
 from .mapping import BUFFERS, Entry, hf_shape, plan, to_book, to_hf
 from .spec import FAMILIES, ModelSpec, parameter_shapes
 from .weights import INDEX, SINGLE, read_float64, tensor_index, write_safetensors
@@ -202,20 +203,6 @@ def config_from_spec(spec: ModelSpec) -> dict[str, Any]:
     return config
 
 
-def _saved_spec(model: Decoder, family: str) -> ModelSpec:
-    """The spec a book model stands for (its hub_spec, or read from its parts)."""
-    spec = getattr(model, "hub_spec", None)
-    if isinstance(spec, ModelSpec):
-        if spec.family == family:
-            return spec
-        from dataclasses import replace
-
-        return spec_from_config(config_from_spec(replace(spec, family=family)))
-    from .describe import spec_of
-
-    return spec_of(model, family)
-
-
 def save_pretrained(model: Decoder, folder: Any, family: str) -> Path:
     """Write config.json + model.safetensors for ``family``, loadable by transformers.
 
@@ -227,7 +214,7 @@ def save_pretrained(model: Decoder, folder: Any, family: str) -> Path:
         raise ArgumentError(f"save_pretrained needs a Decoder; got {type(model).__name__}.")
     if family not in FAMILIES:
         raise ArgumentError(f"family must be one of {list(FAMILIES)}; got {family!r}.")
-    spec = _saved_spec(model, family)
+    spec, permute = spec_of(model, family)
     name = model.name
     params = dict(model.named_parameters())
     declared = dict(parameter_shapes(spec, name))
@@ -240,12 +227,18 @@ def save_pretrained(model: Decoder, folder: Any, family: str) -> Path:
         )
     tensors = {}
     for entry in plan(spec, declared, name):
-        tensors[entry.hf] = to_hf(entry, [params[b].value for b in entry.book])
+        arrays = [params[b].value for b in entry.book]
+        if permute:  # interleaved RoPE → transformers' half pairing
+            arrays = [half_pairing(b, a, spec) for b, a in zip(entry.book, arrays, strict=True)]
+        tensors[entry.hf] = to_hf(entry, arrays)
     folder = Path(folder)
+    if (folder / INDEX).exists():
+        raise ArgumentError(
+            f"{folder} holds a sharded checkpoint ({INDEX}); save into another folder."
+        )
+    if folder.exists() and not folder.is_dir():
+        raise ArgumentError(f"save_pretrained writes a folder; {folder} is a file.")
     folder.mkdir(parents=True, exist_ok=True)
-    for existing in (SINGLE, INDEX):
-        if (folder / existing).exists() and existing == INDEX:
-            raise ArgumentError(f"{folder} holds a sharded checkpoint; write to a new folder.")
     with tempfile.TemporaryDirectory(dir=folder, prefix=".saving-") as tmp:
         tmp = Path(tmp)
         write_safetensors(tensors, tmp / SINGLE)
