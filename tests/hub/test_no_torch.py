@@ -27,9 +27,9 @@ def test_the_regex_catches_an_import() -> None:
 
 
 def test_hub_and_generate_load_without_torch() -> None:
-    """Importing the hub in a fresh interpreter pulls in neither library."""
+    """Importing the hub and the command in a fresh interpreter pulls in neither library."""
     code = (
-        "import sys, llm_from_scratch.hub; "
+        "import sys, llm_from_scratch.hub, llm_from_scratch.generate; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
