@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import ndtr
 
 from llm_from_scratch.autodiff import OPS, Tensor, gradcheck, ops
@@ -115,3 +117,15 @@ def test_gap_to_exact_gelu_is_below_half_a_thousandth():
     for side in (tail, -tail):
         gap_tail = np.abs(side * ndtr(side) - Tensor(side).gelu_tanh().value)
         assert np.all(gap_tail <= mills + 4.0 * np.spacing(tail))  # x Φ(x) rounds to ulps of x
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=6))
+def test_finite_inputs_anywhere_in_the_range_give_finite_values_and_slopes_in_bounds(values):
+    value, slope = forward_and_slope(values)  # numpy warnings raised as errors inside
+    x = np.asarray(values)
+    assert np.isfinite(value).all() and np.isfinite(slope).all()
+    assert np.all(slope >= -0.2) and np.all(slope <= 1.2)  # GELU_tanh′ lies in (−0.17, 1.13)
+    assert np.all(value >= -0.2) and np.all(
+        (value <= x) | (x <= 0.0)
+    )  # min ≈ −0.17, ≤ x for x > 0
