@@ -123,3 +123,17 @@ def test_a_cache_without_the_layers_window_is_refused():
     x = np.zeros((1, 1, WIDTH))
     with pytest.raises(ArgumentError, match="sliding window"):
         attention(x, cache=NoWindow())
+
+
+def test_gpt2_and_mixtral_style_decoders_cache_exactly():
+    """Learned positions with biases and gelu_tanh, and a Mixtral MoE with G < H and a window."""
+    gpt2 = model(
+        "learned", max_positions=32, attention_bias=True, ffn="gelu_tanh", tie_embeddings=True
+    )
+    mixtral = model(
+        "rope", norm="rms", ffn="mixtral_moe", num_experts=3, top_k=2, num_kv_heads=2, window=4,
+        rope_theta=1e6,
+    )  # fmt: skip
+    for m in (gpt2, mixtral):
+        cached, plain, _ = _stepwise(m, [1, 2, 3], 14, 18)
+        assert np.abs(cached - plain).max() < 1e-12

@@ -169,3 +169,35 @@ def test_decoder_refusals_of_learned_positions():
         Decoder(11, 8, 1, 2, 16, positions="learned", rng=SplitMix64(1))
     with pytest.raises(ArgumentError, match="positions='learned'"):
         Decoder(11, 8, 1, 2, 16, max_positions=8, rng=SplitMix64(1))
+
+
+def test_mixtral_moe_ffn_equals_its_formula_and_the_budget():
+    """softmax router, top-2 renormalised, SwiGLU experts: written in numpy per token."""
+    from llm_from_scratch.nn import parameter_budget
+
+    block = TransformerBlock(
+        8, 2, 6, norm="rms", ffn="mixtral_moe", num_experts=4, top_k=2, rng=SplitMix64(10)
+    )
+    moe = block.ffn
+    x = inputs((1, 5, 8))
+    router = moe.router.weight.value
+    expected = np.zeros((5, 8))
+    for t, row in enumerate(x[0]):
+        logits = row @ router
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        chosen = np.argsort(-p, kind="stable")[:2]
+        for e in chosen:
+            ex = moe.experts[e]
+            gate, up, down = (ex.gate.weight.value, ex.up.weight.value, ex.down.weight.value)
+            a = row @ gate
+            expected[t] += p[e] / p[chosen].sum() * (((a / (1 + np.exp(-a))) * (row @ up)) @ down)
+    np.testing.assert_allclose(moe(Tensor(x)).value[0], expected, rtol=0, atol=1e-13)
+    b = parameter_budget(
+        8, num_layers=1, ffn_kind="gated", ffn_hidden_width=6, num_experts=4, norm="rmsnorm",
+        num_heads=2,
+    )  # fmt: skip
+    assert b.per_block == block.parameter_count
+    seed = inputs((1, 5, 8), seed=12)
+    result = gradcheck_parameters(lambda: (block(Tensor(x))[0] * seed).sum(), block.parameters())
+    assert result.passed, result.message

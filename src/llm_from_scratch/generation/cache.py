@@ -202,6 +202,7 @@ class _CacheRead:
 
     name = "kv_cache_read"
     reads_out = False
+    unread: tuple[int, ...] = ()  # no backward runs, so no input value is let go
 
 
 NO_BACKWARD = (

@@ -6,6 +6,7 @@ from .attention import (
     causal_mask,
     merge_heads,
     scaled_dot_product_attention,
+    sliding_window_mask,
     split_heads,
 )
 from .block import BlockStages, TransformerBlock
@@ -18,6 +19,7 @@ from .module import Module, Parameter
 from .moe import (
     MixtureOfExperts,
     RoutingReport,
+    SparseMoE,
     TopKRouter,
     assign_capacity,
     capacity_from_factor,
@@ -28,6 +30,7 @@ from .moe import (
 from .norms import LayerNorm, RMSNorm, standardize
 from .positions import (
     ALiBiPositions,
+    LearnedPositions,
     RoPEPositions,
     RotaryEmbedding,
     alibi_bias,
@@ -52,6 +55,7 @@ __all__ = [
     "GatedFeedForward",
     "GatedIntermediates",
     "LayerNorm",
+    "LearnedPositions",
     "Linear",
     "MixtureOfExperts",
     "Module",
@@ -64,6 +68,7 @@ __all__ = [
     "RoPEPositions",
     "RotaryEmbedding",
     "RoutingReport",
+    "SparseMoE",
     "SwiGLU",
     "TopKRouter",
     "TransformerBlock",
@@ -88,6 +93,7 @@ __all__ = [
     "scalar_weighted_response",
     "scaled_dot_product_attention",
     "sinusoidal_encoding",
+    "sliding_window_mask",
     "split_heads",
     "standardize",
     "tanh_hidden",

@@ -27,7 +27,7 @@ from .attention import (
 )
 from .feedforward import FeedForward
 from .module import Module, as_tensor, check_name, check_part
-from .moe import MixtureOfExperts, RoutingReport
+from .moe import MixtureOfExperts, RoutingReport, SparseMoE
 from .norms import LayerNorm, RMSNorm, check_epsilon
 from .positions import PAIRINGS, ALiBiPositions, RoPEPositions, check_scaling
 from .swiglu import SwiGLU
@@ -138,11 +138,9 @@ def make_ffn(
         )
     if ffn == "swiglu":
         return SwiGLU(model_width, hidden_width, model_width, name=name, rng=rng, **options)
-    from . import moe  # Mixtral's experts: no capacity, renormalised top-k
-
-    if not hasattr(moe, "SparseMoE"):
-        raise ArgumentError("ffn='mixtral_moe' needs nn.moe.SparseMoE, which is not built yet.")
-    return moe.SparseMoE(model_width, hidden_width, num_experts, top_k, name=name, rng=rng)
+    return SparseMoE(  # Mixtral's experts: no capacity, renormalised top-k
+        model_width, hidden_width, num_experts, top_k, name=name, rng=rng
+    )
 
 
 def _block_settings(
