@@ -55,6 +55,13 @@ def test_a_slope_written_in_the_input_is_named():
     )
 
 
+def test_tanh_applied_to_out_again_is_named():
+    grade = check_tanh_op(tanh_forward, lambda grad, out, x: grad * (1.0 - np.tanh(out) ** 2))
+    assert grade.message == (
+        "your VJP applies tanh to out again; out is already tanh x, so the slope is 1 − out²."
+    )
+
+
 def test_a_vjp_that_does_not_read_out_is_refused_and_not_left_registered():
     def vjp(grad, _out, x):
         return grad * (1.0 - np.tanh(x) ** 2)

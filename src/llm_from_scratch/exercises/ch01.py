@@ -78,6 +78,11 @@ def check_tanh_op(forward: Callable[..., Any], vjp: Callable[..., Any] | None = 
                 "your VJP uses 1 − x², the slope written in the input; the derivative of tanh "
                 "is 1 − tanh² x, and out already holds tanh x."
             )
+        if _close(got, _GRAD * (1.0 - np.tanh(tanh_x) ** 2)):
+            raise AnswerError(
+                "your VJP applies tanh to out again; out is already tanh x, so the slope is "
+                "1 − out²."
+            )
         if _close(got, _GRAD * (1.0 + tanh_x**2)) or _close(got, _GRAD * (tanh_x**2 - 1.0)):
             raise AnswerError(
                 "your VJP has the slope's sign wrong somewhere; d tanh/dx = 1 − tanh² x, which "
