@@ -1,5 +1,7 @@
 """Chapter 2's grader: the book's solution passes; plausible wrong ones fail, and say why."""
 
+import numpy as np
+
 from llm_from_scratch.exercises.ch02 import check_linear_backward
 
 
@@ -20,8 +22,8 @@ def test_a_transposed_weight_gradient_is_named():
         return dX, dW.T, db
 
     assert check_linear_backward(transposed).message == (
-        "dW has shape (3, 2) for one position, X of shape (2,), the shape of Wᵀ; a gradient has "
-        "its parameter's shape (2, 3): sum Xᵀ G over positions, not Gᵀ X."
+        "dW has shape (3, 2) for X of shape (1, 2, 2), the shape of Wᵀ; a gradient has its "
+        "parameter's shape (2, 3): sum Xᵀ G over positions, not Gᵀ X."
     )
 
 
@@ -60,6 +62,27 @@ def test_a_weight_gradient_that_pairs_the_wrong_positions_names_the_entry():
 
 def test_the_wrong_number_of_gradients_is_named():
     assert check_linear_backward(lambda X, W, G: (G @ W.T, X)).message == (
-        "your backward should return three arrays (dX, dW, db) for one position, X of shape (2,); "
-        "got 2."
+        "your backward should return three arrays (dX, dW, db) for X of shape (1, 2, 2); got 2."
+    )
+
+
+def test_the_textbook_two_axis_formulas_get_the_flattening_hint():
+    grade = check_linear_backward(lambda X, W, G: (G @ W.T, X.T @ G, G.sum(axis=0)))
+    assert grade.message.startswith("your backward raised ValueError on X of shape (1, 2, 2):")
+    assert grade.message.endswith(
+        "X has leading axes (batch, positions): flatten them into rows first, "
+        "X.reshape(-1, X.shape[-1]), and G likewise."
+    )
+
+
+def test_a_vector_case_failure_gets_the_vector_hint():
+    def rows_only(X, W, G):
+        if X.ndim == 1:
+            return G @ W.T, np.outer(X, G), G.sum()
+        return backward(X, W, G)
+
+    assert check_linear_backward(rows_only).message == (
+        "db has shape () for a single vector X of shape (2,); it should have shape (3,). A vector "
+        "has no leading axes: treat it as one row (X.reshape(1, -1)) and give dX the vector's own "
+        "shape."
     )
