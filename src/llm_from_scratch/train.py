@@ -6,7 +6,9 @@
     python -m llm_from_scratch.train --config ... --overwrite  # replace the run in --output
 
 Every setting of :class:`~llm_from_scratch.training.config.TrainConfig` is a flag
-(``--model-width 64``); flags override the config file. Before it writes anything the command
+(``--model-width 64``; switches such as ``--qk-norm`` take no value); flags override the
+config file. ``--kv-heads G`` (dividing ``--num-heads``), ``--window w`` and ``--qk-norm``
+choose grouped-query, sliding-window and QK-normed attention. Before it writes anything the command
 checks the whole configuration: the flags and the file, the sizes against memory, the output
 folder (writable, not under a file, names not too long), and with ``--resume`` the log, the
 corpus and the checkpoint it would continue from. A folder that already holds a run is refused
@@ -73,7 +75,10 @@ def parser() -> argparse.ArgumentParser:
     kinds = {"int": int, "float": float, "str": str}
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
-        p.add_argument(flag, dest=f.name, type=kinds[str(f.type)], default=None)
+        if str(f.type) == "bool":  # a switch: --qk-norm turns it on
+            p.add_argument(flag, dest=f.name, action="store_const", const=True, default=None)
+        else:
+            p.add_argument(flag, dest=f.name, type=kinds[str(f.type)], default=None)
     return p
 
 
@@ -246,6 +251,7 @@ def _check_resume(config: Any, output: Path, task: Any, model: Any, optimizer: A
             "corpus.json in the folder the chapters are read as they are now. Start a fresh run."
         )
     info = load_checkpoint(checkpoint, model, optimizer, rng=SplitMix64(config.seed))
+    config.check_attention_record(info.extra, f"--resume: {str(checkpoint)!r}")
     if info.step > config.steps:
         raise ArgumentError(
             f"--resume: {str(checkpoint)!r} is at step {info.step}, past steps = {config.steps}."

@@ -46,6 +46,9 @@ class TrainConfig:
     positions: str = "rope"
     norm: str = "layer"
     ffn: str = "gelu"
+    kv_heads: int = 0  # G key/value heads, dividing num_heads; 0: one per query head (G = H)
+    window: int = 0  # sliding window w (a token sees itself and w − 1 before it); 0: full causal
+    qk_norm: bool = False  # RMSNorm on each head's queries and keys before RoPE
     # optimisation (AdamW, warm-up then cosine decay, global norm clipping)
     steps: int = 1000
     batch_size: int = 16
@@ -92,6 +95,23 @@ class TrainConfig:
                 raise ArgumentError(f"config {f.name} must be at most 2⁶³ − 1; got {value}.")
             if isinstance(value, float) and not math.isfinite(value):
                 raise ArgumentError(f"config {f.name} must be finite; got {value}.")
+        for name in ("kv_heads", "window"):
+            if getattr(self, name) < 0:
+                raise ArgumentError(
+                    f"config {name} must be ≥ 0 (0 keeps the default attention); got "
+                    f"{getattr(self, name)}."
+                )
+        if self.kv_heads and self.num_heads % self.kv_heads:
+            raise ArgumentError(
+                f"config kv_heads G must divide num_heads H = {self.num_heads} (each key/value "
+                f"head serves H / G query heads); got kv_heads = {self.kv_heads}. Choose a "
+                f"divisor of {self.num_heads}, or 0 for G = H."
+            )
+        if self.window > self.context:
+            raise ArgumentError(
+                f"config window must be at most context = {self.context} (a window that long is "
+                f"full causal attention); got window = {self.window}. Use 0 for full attention."
+            )
         if not 0 <= self.seed < 2**64:
             raise ArgumentError(
                 f"config seed must lie in [0, 2⁶⁴) (a SplitMix64 state); got {self.seed}."
@@ -203,15 +223,47 @@ class TrainConfig:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict."""
-        return dataclasses.asdict(self)
+        """The settings as a JSON-ready dict (attention options only when not at their default).
+
+        kv_heads, window and qk_norm came later than the runs stored before them: absent means
+        the default, so those runs' configs read back equal to what they recorded.
+        """
+        settings = dataclasses.asdict(self)
+        for name, default in ATTENTION_DEFAULTS.items():
+            if settings[name] == default:
+                del settings[name]
+        return settings
+
+    def attention_record(self) -> dict[str, Any]:
+        """The attention settings that differ from their defaults (what a checkpoint records)."""
+        return {
+            k: getattr(self, k) for k, v in ATTENTION_DEFAULTS.items() if getattr(self, k) != v
+        }
+
+    def check_attention_record(self, extra: Any, where: str) -> None:
+        """Refuse a checkpoint whose recorded attention settings are not this config's."""
+        recorded = extra.get("attention", {}) if isinstance(extra, dict) else {}
+        if recorded != self.attention_record():
+            raise ArgumentError(
+                f"{where} was saved by a model with attention settings {recorded or 'default'}; "
+                f"this config has {self.attention_record() or 'default'} (kv_heads, window, "
+                "qk_norm). Load it with the settings it was trained with."
+            )
+
+    def attention_options(self) -> dict[str, Any]:
+        """The Decoder's num_kv_heads, window and qk_norm (None for the 0 defaults)."""
+        return {
+            "num_kv_heads": self.kv_heads or None,
+            "window": self.window or None,
+            "qk_norm": self.qk_norm,
+        }
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A copy with some settings changed (checked again)."""
-        unknown = sorted(set(changes) - set(self.to_dict()))
+        unknown = sorted(set(changes) - set(SETTING_TYPES))
         if unknown:
             raise ArgumentError(
-                f"unknown config settings {unknown}; known: {list(self.to_dict())}."
+                f"unknown config settings {unknown}; known: {list(SETTING_TYPES)}."
             )
         return dataclasses.replace(self, **changes)
 
@@ -223,7 +275,11 @@ class TrainConfig:
 
 def _typed(name: str, value: Any) -> Any:
     """``value`` if it has the type of setting ``name`` (an int is a float, a bool is neither)."""
-    kind = {"int": int, "float": float, "str": str}[str(SETTING_TYPES[name])]
+    kind = {"int": int, "float": float, "str": str, "bool": bool}[str(SETTING_TYPES[name])]
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ArgumentError(f"config {name} must be true or false; got {value!r:.60}.")
+        return value
     accepted = (int, float) if kind is float else kind
     if isinstance(value, bool) or not isinstance(value, accepted):
         raise ArgumentError(f"config {name} must be {kind.__name__}; got {value!r:.60}.")
@@ -259,6 +315,7 @@ def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 SETTING_TYPES = {f.name: f.type for f in dataclasses.fields(TrainConfig)}
+ATTENTION_DEFAULTS = {"kv_heads": 0, "window": 0, "qk_norm": False}
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -67,6 +67,7 @@ def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decode
         norm=config.norm,
         ffn=config.ffn,
         rng=rng,
+        **config.attention_options(),
     )
 
 
@@ -210,7 +211,9 @@ def train(
                 f"log {theirs}…); without {CORPUS_FILE} in the folder the chapters are read as "
                 "they are now. Start a fresh run."
             )
-        start = load_checkpoint(checkpoint_path, model, optimizer, rng=rng).step
+        info = load_checkpoint(checkpoint_path, model, optimizer, rng=rng)
+        config.check_attention_record(info.extra, str(checkpoint_path))
+        start = info.step
         log = stored
         log["steps"] = [r for r in log["steps"] if r["step"] < start]
         log["evals"] = [r for r in log["evals"] if r["step"] <= start]
@@ -218,6 +221,10 @@ def train(
         output.mkdir(parents=True, exist_ok=True)
         write_json_atomic(output / "config.json", config.to_dict())
         task.store(output)
+    # checkpoints record non-default attention settings (default runs write what they always did)
+    attention_extra = (
+        {"attention": config.attention_record()} if config.attention_record() else None
+    )
     params = model.parameters()
     tokens_per_step = config.batch_size * task.tokens_per_row
     segment = {
@@ -232,7 +239,9 @@ def train(
     bar = _progress(config.steps, start, progress)
 
     def save() -> None:
-        save_checkpoint(checkpoint_path, model, optimizer, step=completed, rng=rng)
+        save_checkpoint(
+            checkpoint_path, model, optimizer, step=completed, rng=rng, extra=attention_extra
+        )
 
     def evaluate(step: int) -> None:
         log["evals"].append({"step": step, **task.evaluate(model)})
@@ -279,7 +288,9 @@ def train(
     seconds = time.perf_counter() - began
     rate = (completed - start) * tokens_per_step / max(seconds, 1e-9)
     save()
-    save_checkpoint(output / "model.npz", model, step=completed, rng=rng)  # small: no optimizer
+    save_checkpoint(  # small: no optimizer
+        output / "model.npz", model, step=completed, rng=rng, extra=attention_extra
+    )
     segment.update(
         {
             "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -63,7 +63,9 @@ def load_run(folder: str | Path) -> StoredRun:
             f"{vocab_size} characters; got {characters!r:.40}."
         )
     model = build_model(config, vocab_size, SplitMix64(config.seed))
-    step = load_checkpoint(root / "model.npz", model).step
+    info = load_checkpoint(root / "model.npz", model)
+    config.check_attention_record(info.extra, str(root / "model.npz"))
+    step = info.step
     tokenizer = CharTokenizer(list(characters)) if characters else None
     corpus = None
     if (root / CORPUS_FILE).is_file():
