@@ -258,14 +258,60 @@ def _coupled_decay(original: Any) -> Any:
 
 
 def _positions_restart(original: Any) -> Any:
-    def start(self: Any, positions: Any) -> None:
+    def start(self: Any, positions: Any, *rest: Any) -> None:
         """Every pass numbers its tokens 0, 1, …, as if each step began a new sequence."""
         array = np.asarray(positions)
         if array.ndim == 2:
             array = np.broadcast_to(np.arange(array.shape[1]), array.shape)
-        original(self, array)
+        original(self, array, *rest)
 
     return start
+
+
+# --- Chapter 12: the attention of current models ----------------------------------------
+
+
+def _groups_interleaved(original: Any) -> Any:
+    def _grouped_attention(q: Tensor, k: Tensor, v: Tensor, masks: Any, bias: Any) -> Any:
+        """Query head h reads key/value head h mod G instead of h // (H / G)."""
+        batch, heads, queries, width = q.shape
+        kv_heads = k.shape[1]
+        group = heads // kv_heads
+        # head h = r·G + g moves to g·(H/G) + r, where the right grouping reads head g
+        mixed = q.reshape(batch, group, kv_heads, queries, width).permute(0, 2, 1, 3, 4)
+        out, weights = original(mixed.reshape(q.shape), k, v, masks, bias)
+        back = out.reshape(batch, kv_heads, group, queries, out.shape[-1]).permute(0, 2, 1, 3, 4)
+        keys = weights.shape[-1]
+        w = weights.reshape(batch, kv_heads, group, queries, keys).permute(0, 2, 1, 3, 4)
+        return back.reshape(out.shape), w.reshape(weights.shape)
+
+    return _grouped_attention
+
+
+def _window_one_wider(original: Any) -> Any:
+    def sliding_window_mask(query_len: int, key_len: int, window: int) -> np.ndarray:
+        """Blocked unless p − w − 1 < j <= p: the query sees w + 1 keys, one too many."""
+        original(query_len, key_len, window)  # the checks
+        return original(query_len, key_len, window + 1)
+
+    return sliding_window_mask
+
+
+def _qk_norm_after_rope(original: Any) -> Any:
+    def project_heads(self: Any, x: Any, positions: Any = None) -> tuple[Tensor, Tensor, Tensor]:
+        """q and k rotated first and normalised after: RMSNorm's per-coordinate gain then acts
+        on rotated coordinates (without gains, norm and rotation would commute)."""
+        if self.query_norm is None or self.positions is None:
+            return original(self, x, positions)
+        query_norm, key_norm = self.query_norm, self.key_norm
+        try:
+            self.query_norm = self.key_norm = None  # the projections and the rotation alone
+            q, k, v = original(self, x, positions)
+        finally:
+            self.query_norm, self.key_norm = query_norm, key_norm
+        return query_norm(q), key_norm(k), v
+
+    return project_heads
 
 
 # --- the catalogue ---------------------------------------------------------------------------
@@ -446,6 +492,33 @@ MUTANTS: dict[str, Mutant] = dict(
             "llm_from_scratch.generation.cache:KVCache.start",
             _positions_restart,
             {"cache-equality"},
+        ),
+        _entry(
+            "gqa-groups-interleaved",
+            12,
+            "grouped-query attention's sharing",
+            "query head h reads key/value head h mod G instead of h // (H / G)",
+            f"{ATTENTION}:_grouped_attention",
+            _groups_interleaved,
+            {"grouped-heads"},
+        ),
+        _entry(
+            "window-one-too-wide",
+            12,
+            "the sliding window",
+            "off by one: a query sees w + 1 keys (itself and w before it) instead of w",
+            f"{ATTENTION}:sliding_window_mask",
+            _window_one_wider,
+            {"window-mask", "cache-equality"},
+        ),
+        _entry(
+            "qk-norm-after-rope",
+            12,
+            "the QK-norm's place",
+            "RMSNorm applied to queries and keys after RoPE rotates them instead of before",
+            f"{ATTENTION}:MultiHeadAttention.project_heads",
+            _qk_norm_after_rope,
+            {"qk-norm-order"},
         ),
     ]
 )

@@ -14,7 +14,11 @@ a few seconds; the slowest is the short training run.
   ``norm-scale-invariance``;
 - ``numpy-block``: the pre-norm block against the written-out numpy block of
   ``llm_from_scratch.numpy_block``, forward and hand-derived backward;
-- ``cache-equality``: generation with the key/value cache against generation without it;
+- ``cache-equality``: generation with the key/value cache against generation without it (a
+  grouped-query decoder with a sliding window among them);
+- ``grouped-heads``, ``window-mask``, ``qk-norm-order``: grouped-query attention against H
+  separate attentions, the sliding window against its closed-form mask, and QK-norm's place
+  (before RoPE) against the layer's parts composed by hand;
 - ``induction-loss``: a short training run on the induction task must learn (loss on the
   repeated half below ln V) without seeing the future (loss on the unpredictable tokens no
   lower than their entropy).
@@ -145,6 +149,13 @@ def shapes() -> Outcome:
     out, weights = alibi(Tensor(rng.normal((2, 4, 6))), average_weights=False)
     expect("attention with ALiBi", out, (2, 4, 6))
     expect("its per-head weights", weights, (2, 3, 4, 4))
+    current = MultiHeadAttention(
+        8, 4, num_kv_heads=2, causal=True, window=2, qk_norm=True, positions=RoPEPositions(2),
+        rng=rng,
+    )  # fmt: skip
+    out, weights = current(x, average_weights=False)
+    expect("grouped-query attention with a window and QK-norm", out, (2, 4, 8))
+    expect("its per-head weights", weights, (2, 4, 4, 4))
     block = TransformerBlock(8, 2, 16, positions="rope", rng=rng)
     expect("TransformerBlock", block(x)[0], (2, 4, 8))
     experts = moe_module.MixtureOfExperts(8, 16, 4, 2, rng=rng)
@@ -589,13 +600,18 @@ def numpy_block() -> Outcome:
     "cache-equality",
     "generation",
     "Greedy generation with the key/value cache gives the tokens and logits of generation "
-    "without it (RoPE and ALiBi decoders, prompts of two lengths).",
+    "without it (RoPE and ALiBi decoders, and a grouped-query decoder with a sliding window of 3 "
+    "whose rolling cache holds 3 positions, prompts of two lengths).",
 )
 def cache_equality() -> Outcome:
     """generate(use_cache=True) against generate(use_cache=False), step by step."""
     results = []
     prompts = [[1, 7, 3, 3], [5, 2]]
-    for label, model in _causal_decoders().items():
+    decoders = _causal_decoders()
+    decoders["grouped decoder with a window of 3"] = Decoder(
+        10, 12, 2, 2, 24, positions="rope", num_kv_heads=1, window=3, rng=_rng(10)
+    )
+    for label, model in decoders.items():
         runs = [
             generate(
                 model, prompts, max_new_tokens=4, do_sample=False, keep_logits=True, use_cache=flag
@@ -609,6 +625,122 @@ def cache_equality() -> Outcome:
         results.append((f"{label}: cached logits differ by {gap:.2g}", gap <= 1e-10))
         results.append((f"{label}: cached generation chose other tokens", same))
     return _first_failure(results, "cached and uncached generation agree")
+
+
+# --- the attention of current models -----------------------------------------------------------
+
+
+def _attention_by_hand(
+    x: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, blocked: np.ndarray
+) -> np.ndarray:
+    """softmax(q kᵀ/√d_h, blocked → −∞) v for one head, [T, d_h] each: numpy only."""
+    scores = np.where(blocked, -np.inf, q @ k.T / math.sqrt(q.shape[-1]))
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True) @ v
+
+
+@check(
+    "grouped-heads",
+    "reference",
+    "Grouped-query attention (H = 4 query heads over G = 2 and G = 1 key/value heads) equals H "
+    "separate causal attentions written in numpy, query head h reading key/value head h // (H/G).",
+)
+def grouped_heads() -> Outcome:
+    """The layer's output against one numpy attention per query head, then W_O."""
+    rng = _rng(11)
+    width, heads, tokens = 8, 4, 5
+    d_h = width // heads
+    x = rng.normal((1, tokens, width))
+    blocked = np.triu(np.ones((tokens, tokens), dtype=bool), k=1)
+    results = []
+    with no_grad():
+        for kv_heads in (2, 1):
+            layer = MultiHeadAttention(
+                width, heads, num_kv_heads=kv_heads, causal=True, rng=_rng(12 + kv_heads)
+            )
+            weights = [p.value for p in (layer.query.weight, layer.key.weight, layer.value.weight)]
+            q, k, v = (x[0] @ w for w in weights)  # (T, H·d_h), (T, G·d_h) ×2
+            heads_out = []
+            for h in range(heads):
+                g = h // (heads // kv_heads)
+                cols, kv_cols = slice(h * d_h, (h + 1) * d_h), slice(g * d_h, (g + 1) * d_h)
+                heads_out.append(
+                    _attention_by_hand(x, q[:, cols], k[:, kv_cols], v[:, kv_cols], blocked)
+                )
+            expected = np.concatenate(heads_out, axis=-1) @ layer.output.weight.value
+            gap = _gap(layer(Tensor(x))[0].value[0], expected)
+            results.append(
+                (f"G = {kv_heads}: the layer differs from H separate attentions by {gap:.2g}",
+                 gap <= EXACT)
+            )  # fmt: skip
+    return _first_failure(results, "query head h reads key/value head h // (H / G)")
+
+
+@check(
+    "window-mask",
+    "values",
+    "The sliding-window mask is the closed form i − w < j <= i (a query sees itself and the "
+    "w − 1 keys before it), and a windowed layer equals the same weights under that mask.",
+)
+def window_mask() -> Outcome:
+    """sliding_window_mask and a windowed layer against the mask written from its definition."""
+    rng = _rng(14)
+    results = []
+    for queries, keys, window in ((6, 6, 1), (6, 6, 3), (2, 7, 2)):
+        i = np.arange(queries)[:, None] + keys - queries  # each query's position p_i
+        j = np.arange(keys)[None, :]
+        closed = ~((i - window < j) & (j <= i))  # blocked outside the window
+        mask = attention_module.sliding_window_mask(queries, keys, window)
+        results.append(
+            (f"the mask for L = {queries}, S = {keys}, w = {window} is not i − w < j <= i",
+             np.array_equal(mask, closed))
+        )  # fmt: skip
+    x = Tensor(rng.normal((2, 7, 8)))
+    layer = MultiHeadAttention(8, 2, causal=True, window=3, rng=rng)
+    weights = [p.value for p in (layer.query.weight, layer.key.weight, layer.value.weight)]
+    plain = MultiHeadAttention.from_parameters(*weights, layer.output.weight.value, num_heads=2)
+    i, j = np.indices((7, 7))
+    closed = ~((i - 3 < j) & (j <= i))
+    with no_grad():
+        got, seen = layer(x, average_weights=False)
+        expected = plain(x, mask=closed)[0]
+    gap = _gap(got.value, expected.value)
+    reads = int((seen.value[0, 0] > 0).sum(axis=-1).max())
+    results.append((f"the windowed layer differs from the masked one by {gap:.2g}", gap <= EXACT))
+    results.append((f"a query reads {reads} keys with w = 3", reads == 3))
+    return _first_failure(results, "the window is i − w < j <= i, w keys per query")
+
+
+@check(
+    "qk-norm-order",
+    "reference",
+    "With QK-norm (learned gains not all one) and RoPE, the layer normalises each head's queries "
+    "and keys first and rotates them after, as Qwen3 and OLMo 2 do.",
+)
+def qk_norm_order() -> Outcome:
+    """The layer against its parts composed in order: project, RMSNorm, rotate, attend."""
+    rng = _rng(15)
+    width, heads = 8, 2
+    layer = MultiHeadAttention(
+        width, heads, causal=True, qk_norm=True, positions=RoPEPositions(4), rng=rng
+    )
+    for norm in (layer.query_norm, layer.key_norm):  # gains off one: norm and rotation differ
+        norm.gain.value = rng.uniform(0.3, 2.0, norm.gain.shape)
+    x = Tensor(rng.normal((1, 6, width)))
+    with no_grad():
+        q = attention_module.split_heads(layer.query(x), heads)  # (B, H, T, d_h)
+        k = attention_module.split_heads(layer.key(x), heads)
+        v = attention_module.split_heads(layer.value(x), heads)
+        q = layer.positions.rotate(layer.query_norm(q))  # RMSNorm, then RoPE
+        k = layer.positions.rotate(layer.key_norm(k))
+        out, _ = attention_module.scaled_dot_product_attention(q, k, v, causal=True)
+        expected = layer.output(merge_heads(out)).value
+        got = layer(x)[0].value
+    gap = _gap(got, expected)
+    return _first_failure(
+        [(f"the layer differs from norm-then-rotate by {gap:.2g}", gap <= EXACT)],
+        "queries and keys are normalised before they are rotated",
+    )
 
 
 # --- training ----------------------------------------------------------------------------------
