@@ -53,10 +53,12 @@ def test_a_stored_run_names_its_machine_and_the_simd_level_follows_numpys_dispat
     import subprocess
     import sys
 
-    from benchmarks.machine import describe, machine_line
+    from benchmarks.machine import SIMD_FLAGS, describe, machine_line
 
     info = describe()
-    assert set(info) == {"cpu", "cores", "simd", "blas", "machine", "blas_threads"}
+    assert set(info) == {"cpu", "cpu_flags", "cores", "simd", "blas", "machine", "blas_threads"}
+    flags = info["cpu_flags"].split()
+    assert set(flags) <= set(SIMD_FLAGS) or flags == ["unknown"]
     assert machine_line({"machine_info": info}).startswith(f"machine: {info['cpu']}")
     assert machine_line({}) == "machine: not recorded"
     if platform.machine() != "x86_64":

@@ -16,7 +16,10 @@ The forward receives numpy arrays (and keyword parameters); the VJP receives the
 gradient, the forward's output and the same inputs, and returns one gradient per input (or a
 bare array for a one-input op). A VJP that does not read the output names that parameter
 ``_out``: it is then passed None, and the backward pass lets the output's array go as soon as
-it reaches that op (unless the caller still holds the tensor). A VJP may return gradients in
+it reaches that op (unless the caller still holds the tensor). An input spelled the same way
+(``_x``) is the same promise for an input: the VJP reads only its shape, so a large input value
+that nothing else can reach is let go during the forward pass (:func:`~.tensor.guard_inputs`).
+A VJP may return gradients in
 the broadcast output shape: the engine sums them back to each input's shape in one place
 (:func:`~.tensor.unbroadcast`). A VJP that names a ``needs`` parameter receives a tuple of
 booleans saying which inputs want a gradient, so it can skip work. An op declared with
@@ -98,6 +101,7 @@ class Op:
         self.backward: Callable[..., Any] | None = None  # the VJP, attached by @<op>.vjp
         self.check: Callable[..., dict[str, Any]] | None = None
         self.reads_out, self.wants_needs = True, False
+        self.unread: tuple[int, ...] = ()  # inputs whose values the VJP never reads (``_x``)
         _register(self, method)
 
     def __repr__(self) -> str:
@@ -119,6 +123,7 @@ class Op:
         self.backward = backward
         self.reads_out = names[1] == "out"
         self.wants_needs = "needs" in names
+        self.unread = _unread_inputs(backward)
         return backward
 
     def checks(self, check: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -185,6 +190,17 @@ class Op:
         return ArgumentError(
             f"{self.name} cannot take inputs of shapes {shapes} with {given}: {error}"
         )
+
+
+def _unread_inputs(backward: Callable[..., Any]) -> tuple[int, ...]:
+    """Positions of the inputs a VJP spells with a leading underscore (it reads only the shape)."""
+    positions = []
+    for i, p in enumerate(list(inspect.signature(backward).parameters.values())[2:]):
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break  # *inputs and keyword parameters: read
+        if p.name.startswith("_"):
+            positions.append(i)
+    return tuple(positions)
 
 
 def _register(new: Op, method: bool) -> None:

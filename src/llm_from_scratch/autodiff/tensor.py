@@ -21,6 +21,11 @@ bytes at ``backward`` with what the op saw. A recorded op's result is handed out
 code writes into an op's result), as is any result that views another tensor's memory.
 ``.grad`` holds None or a float64 array of the value's shape, nothing else.
 
+A large value no VJP reads (a VJP spells such an input ``_x``, as it spells an unread output
+``_out``) is let go during the forward pass once only the tape holds it (:func:`_let_go`): a
+projection before its bias add, the heads before their rotation. The tape keeps what the
+backward pass needs and little more, as a hand-written backward does.
+
 Recording is switched off per thread: :func:`no_grad` in one thread does not stop another
 thread's ops from recording.
 """
@@ -100,6 +105,7 @@ class _Released:
 
     name = "released"
     reads_out = False
+    unread = ()
 
     def __repr__(self) -> str:
         return "<released>"
@@ -206,6 +212,12 @@ class Tensor:
 
     def _expose(self) -> None:
         """Hand the array out: an op's recorded result read-only, else its bytes remembered."""
+        if self._value.base is _NAN:
+            raise TapeError(
+                f"This tensor's value (shape {self.shape}) was let go during the forward pass: "
+                "only the tape still held it and no gradient reads it. Keep a variable that "
+                "refers to the tensor to read its value."
+            )
         if self._entry is not None:  # nobody could write it before: now nobody can
             self._value.flags.writeable = False
             self._exposed = None  # handed out, but unwritable: nothing to guard
@@ -533,6 +545,10 @@ def _views(base: np.ndarray, arrays: Any) -> bool:
 
 
 _ONLY_THE_ENGINE = 3  # references to an input's array inside guard_inputs when nobody else has one
+_ONE_HOLDER = 3  # references to a tensor inside _let_go when one tape entry alone holds it
+LET_GO_BYTES = 1 << 16  # a value no VJP reads is let go from this size (64 KiB) up
+_NAN = np.full(1, np.nan)  # every entry of a let-go value reads as this one NaN (no memory)
+_NAN.flags.writeable = False
 
 
 def _mark() -> int:
@@ -551,12 +567,48 @@ def guard_inputs(inputs: tuple[Tensor, ...]) -> tuple | None:
     seen = None
     for t in inputs:
         t._taped = True
+        if t._entry is not None and t._entry.op.unread:
+            _let_go(t._entry)
         if t._exposed:
             if t._value.base is None and getrefcount(t._value) <= _ONLY_THE_ENGINE:
                 t._exposed = False
             else:
                 seen = (*(seen or ()), (t, t._value.tobytes()))
     return seen
+
+
+def _let_go(entry: TapeEntry) -> None:
+    """Free the large input values of ``entry`` that its VJP does not read and nothing can reach.
+
+    Called when the entry's own result becomes another op's input, so the expression that made
+    it is over. An input qualifies when its VJP promised to read only its shape (``_x``), its
+    own op's VJP does not read it either (``_out``), it was never handed out for writing, and
+    this entry is the only reference to it left (CPython's reference count: no variable, no
+    other entry, no container holds it), so no code can ever read it or pass it to an op again.
+    Its value becomes a read-only array of the same shape whose every entry is one NaN; reading
+    it through the tape (``.inputs``) raises a TapeError. This keeps the forward pass's memory
+    near what a hand-written backward keeps: values such as a projection before its bias add.
+    """
+    inputs = entry.inputs
+    for i in entry.op.unread:
+        if i >= len(inputs):
+            continue
+        u = inputs[i]
+        value = u._value
+        if (
+            value.nbytes >= LET_GO_BYTES
+            and value.base is not _NAN
+            and u._entry is not None
+            and not u._entry.op.reads_out
+            and not u._exposed
+            and u._guard is None
+            and not u._retains_grad
+            and getrefcount(u) <= _ONE_HOLDER  # the entry's tuple, u, getrefcount's argument
+        ):
+            released = np.ndarray(value.shape, np.float64, _NAN, 0, (0,) * value.ndim)
+            released.flags.writeable = False
+            u._value, u._exposed = released, False  # _expose() refuses to hand it out
+        u = value = None
 
 
 def check_unchanged(nodes: list[Tensor]) -> None:

@@ -95,7 +95,7 @@ def _(x, gain, bias, eps):
 
 
 @layer_norm.vjp
-def _(grad, _out, x, gain, bias, eps, saved, needs):
+def _(grad, _out, _x, gain, bias, eps, saved, needs):
     normalized, root = saved  # x̂ (..., D), r (..., 1)
     grad_gain = grad * normalized if needs[1] else None  # summed over tokens by the engine
     grad_bias = grad if needs[2] else None
@@ -104,7 +104,7 @@ def _(grad, _out, x, gain, bias, eps, saved, needs):
     # ∂x̂_i/∂x_j = (δ_ij − 1/D − x̂_i x̂_j / D) / r, applied to ĝ = g ⊙ γ:
     # ∂/∂x = (ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)) / r
     grad_hat = grad * gain  # (..., D)
-    per_feature = 1.0 / x.shape[-1]
+    per_feature = 1.0 / _x.shape[-1]
     inner = np.sum(grad_hat * normalized, axis=-1, keepdims=True) * per_feature  # (..., 1)
     grad_hat -= np.sum(grad_hat, axis=-1, keepdims=True) * per_feature
     grad_hat -= normalized * inner
@@ -151,7 +151,7 @@ def _(x, cos, sin, partner):
 
 
 @pair_rotate.vjp
-def _(grad, _out, x, cos, sin, partner):
+def _(grad, _out, _x, cos, sin, partner):
     # y_c = x_c cos_c + x_p(c) sin_c, so ∂/∂x_j = g_j cos_j + (g ⊙ sin)_c at the c with p(c) = j:
     # a gather through the inverse permutation, each coordinate receiving its one share exactly
     # as a scattered add would give it (RoPE's partners are their own inverse: p⁻¹ = p).

@@ -30,7 +30,7 @@ def add(x, y):
 
 
 @add.vjp
-def _(grad, _out, x, y):
+def _(grad, _out, _x, _y):
     return grad, grad
 
 
@@ -43,7 +43,7 @@ def sub(x, y):
 
 
 @sub.vjp
-def _(grad, _out, x, y, needs):
+def _(grad, _out, _x, _y, needs):
     return grad, (-grad if needs[1] else None)
 
 
@@ -86,7 +86,7 @@ def neg(x):
 
 
 @neg.vjp
-def _(grad, _out, x):
+def _(grad, _out, _x):
     return -grad
 
 
@@ -309,5 +309,5 @@ def _(x, mask, value):
 
 
 @masked_fill.vjp
-def _(grad, _out, x, mask, value):
+def _(grad, _out, _x, mask, value):
     return np.where(mask, 0.0, grad)

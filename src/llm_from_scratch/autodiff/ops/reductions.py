@@ -27,10 +27,10 @@ def _(x, axis, keepdims):
 
 
 @sum.vjp
-def _(grad, _out, x, axis, keepdims):
+def _(grad, _out, _x, axis, keepdims):
     if axis is not None and not keepdims:
         grad = np.expand_dims(grad, axis)
-    return np.broadcast_to(grad, x.shape)
+    return np.broadcast_to(grad, _x.shape)
 
 
 def mean(x, axis=None, keepdims=False):
@@ -100,7 +100,7 @@ softmax.checks(_axis_check("softmax"))
 
 
 @softmax.vjp
-def _(grad, out, x, axis):
+def _(grad, out, _x, axis):
     return softmax_vjp_array(grad, out, axis)
 
 
@@ -122,5 +122,5 @@ log_softmax.checks(_axis_check("log_softmax"))
 
 
 @log_softmax.vjp
-def _(grad, out, x, axis):
+def _(grad, out, _x, axis):
     return grad - np.exp(out) * np.sum(grad, axis=axis, keepdims=True)

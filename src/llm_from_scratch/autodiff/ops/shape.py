@@ -36,8 +36,8 @@ def _(x, shape):
 
 
 @reshape.vjp
-def _(grad, _out, x, shape):
-    return grad.reshape(x.shape)
+def _(grad, _out, _x, shape):
+    return grad.reshape(_x.shape)
 
 
 @op(
@@ -54,7 +54,7 @@ def _(x, axes):
 
 
 @permute.vjp
-def _(grad, _out, x, axes):
+def _(grad, _out, _x, axes):
     return np.transpose(grad, np.argsort(axes))
 
 
@@ -208,8 +208,8 @@ def _(x, heads):
 
 
 @split_heads.vjp
-def _(grad, _out, x, heads):
-    return grad.transpose(0, 2, 1, 3).reshape(x.shape)  # the permute's and reshape's VJPs
+def _(grad, _out, _x, heads):
+    return grad.transpose(0, 2, 1, 3).reshape(_x.shape)  # the permute's and reshape's VJPs
 
 
 @op(example=Example(lambda a: merge_heads(a), ((2, 2, 3, 2),), "[2, 2, 3, 2] → [2, 3, 4]"))
@@ -227,5 +227,6 @@ def _(x):
 
 
 @merge_heads.vjp
-def _(grad, _out, x):
-    return grad.reshape(x.shape[0], x.shape[2], x.shape[1], x.shape[3]).transpose(0, 2, 1, 3)
+def _(grad, _out, _x):
+    b, h, t, d = _x.shape
+    return grad.reshape(b, t, h, d).transpose(0, 2, 1, 3)
