@@ -95,6 +95,13 @@ def render(report: dict) -> str:
         f"({m['engine_peak_MiB'] / m['handwritten_peak_MiB']:.2f}×, target ≤ {m['target_ratio']}×)"
     )
     for b in report["blocks"]:
+        if "tape_entries" in b:
+            lines.append(
+                f"{b['size']} block tape: {b['tape_entries']} entries per forward pass (each "
+                f"visited once backward); (engine − handwritten) / entries = "
+                f"{fmt_time(b['overhead_per_entry_s'])} per entry"
+            )
+    for b in report["blocks"]:
         line = (
             f"{b['size']} block gradients: max |engine − handwritten| = "
             f"{b['max_gradient_difference']:.1e}"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llm_from_scratch.autodiff import Tensor
+from llm_from_scratch.autodiff import Tensor, recorded_ops
 from llm_from_scratch.nn import TransformerBlock
 from llm_from_scratch.numpy_block import EPS, NAMES, forward, handwritten, rope_tables
 from llm_from_scratch.random import SplitMix64
@@ -154,6 +154,12 @@ def max_gradient_difference(block, p, x, seed, heads) -> float:
     return max(worst, float(np.max(np.abs(tensor.grad - dx))))
 
 
+def tape_entries(block, x) -> int:
+    """Entries one forward pass of the block records on the tape (each visited once backward)."""
+    output, _ = block(Tensor(x, requires_grad=True), average_weights=False)
+    return sum(recorded_ops(output).values())
+
+
 def peak_memory(fn) -> int:
     """Peak bytes traced while ``fn`` runs once (after a warm-up run)."""
     fn()
@@ -196,6 +202,9 @@ def measure(size: Size, repeats: int) -> dict:
         row["torch_max_gradient_difference"] = max(worst, float(np.max(np.abs(dx - reference_dx))))
     for name in ("engine", "handwritten", "autograd", "torch"):
         row[f"{name}_s"] = isolated_seconds("benchmarks.block", [size.label, name], repeats)
+    row["tape_entries"] = tape_entries(block, x)
+    # what the engine adds per entry: each is recorded once forward and visited once backward
+    row["overhead_per_entry_s"] = (row["engine_s"] - row["handwritten_s"]) / row["tape_entries"]
     if size is MEDIUM and keep_freed_memory_available():
         for name in ("engine", "handwritten"):
             row[f"{name}_kept_s"] = isolated_seconds(

@@ -69,3 +69,12 @@ def test_a_stored_run_names_its_machine_and_the_simd_level_follows_numpys_dispat
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert level in ("X86_V3 (AVX2)", "X86_V2 (SSE4.2)")
+
+
+def test_the_block_benchmark_counts_the_blocks_tape_entries():
+    from benchmarks.block import tape_entries
+
+    block, _, x, _ = make_problem(SMALL)
+    # 2 rms_norm, q/k/v matmuls and head splits, 2 pair_rotate, attention_weights, weights @ v,
+    # merge_heads, output matmul, residual add, gate/up/down matmuls, silu, mul, residual add
+    assert tape_entries(block, x) == 2 + 3 + 3 + 2 + 1 + 1 + 1 + 1 + 1 + 3 + 1 + 1 + 1
