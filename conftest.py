@@ -14,7 +14,45 @@ import os
 import platform
 
 import numpy  # noqa: F401  (imported before the variable is set: this process stays native)
+import pytest
 
 BASELINE_ONLY = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"  # numpy 2.4's dispatch targets on x86-64
-if platform.machine().lower() in {"x86_64", "amd64"}:
-    os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", BASELINE_ONLY)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Set the variable for kernels started from here; an xdist controller leaves it to workers.
+
+    The workers pytest-xdist starts inherit this process's environment: were it set here, their
+    numpy would start on the baseline paths. Each worker sets it after importing numpy instead.
+    """
+    controller = getattr(config, "workerinput", None) is None and bool(
+        config.getoption("numprocesses", default=None)
+    )
+    if platform.machine().lower() in {"x86_64", "amd64"} and not controller:
+        os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", BASELINE_ONLY)
+
+
+# --- scheduling for pytest-xdist ---------------------------------------------------------------
+# Work that must stay in one process stays together: a notebook's cells share one kernel, and a
+# module's module-scoped fixtures (a JupyterLab server, a checked bug matrix) are built once.
+# Parametrized browser modules whose cases stand alone are spread case by case. The longest work
+# is handed out first, so the two workers finish together.
+SPREAD_MODULES = {"tests/browser/test_screens.py", "tests/book/test_fixture_edits.py"}
+FIRST = ("tests/book/test_fixture_edits.py", "book/", "tests/browser/")
+
+
+def _rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return next((i for i, prefix in enumerate(FIRST) if path.startswith(prefix)), len(FIRST))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist: group each notebook and module, longest work first (before xdist)."""
+    if not hasattr(config, "workerinput"):
+        return
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if path not in SPREAD_MODULES:
+            item.add_marker(pytest.mark.xdist_group(path))
+    items.sort(key=_rank)  # stable: within a rank, collection order

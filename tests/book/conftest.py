@@ -30,6 +30,8 @@ def _is_variant_case(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Move the fixture-edit cases to the end, so the background runs have time to finish."""
+    if hasattr(config, "workerinput"):
+        return  # pytest-xdist: the root conftest.py orders the work
     items.sort(key=_is_variant_case)  # stable: every other test keeps its order
 
 
@@ -39,8 +41,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         for item in session.items
         if _is_variant_case(item)
     ]
-    if not cases or session.config.option.collectonly:
-        return
+    if not cases or session.config.option.collectonly or hasattr(session.config, "workerinput"):
+        return  # under pytest-xdist each worker runs the variant cases it is given, inline
     out = Path(tempfile.mkdtemp(prefix="fixture-variants-"))
     log = out / "runs.log"
     handle = log.open("wb")

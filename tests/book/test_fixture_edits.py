@@ -33,9 +33,17 @@ from typing import Any
 
 import nbformat
 import pytest
+from nbclient.exceptions import CellExecutionError
 
 from llm_from_scratch.claims import failed_claims
-from tests.book.variant_runs import VARIANT_RUNS, load_variants, result_path, variants_path
+from tests.book.variant_runs import (
+    VARIANT_RUNS,
+    edited_chapter,
+    execute,
+    load_variants,
+    result_path,
+    variants_path,
+)
 from tests.book.variant_runs import fixture_index as tagged_fixture
 from tools.sync_notebooks import chapter_sources, paired_path, read_source
 
@@ -58,9 +66,15 @@ def fixture_index(notebook: nbformat.NotebookNode, md: Path) -> int:
 def variant_run(request: pytest.FixtureRequest, md: Path, variant: str) -> nbformat.NotebookNode:
     """The chapter run with the variant's fixture by the background process; fail on error."""
     runs = request.config.stash.get(VARIANT_RUNS, None)
+    label = f"{md.name} with fixture variant {variant!r}"
+    if runs is None and hasattr(request.config, "workerinput"):  # a pytest-xdist worker
+        try:
+            notebook = execute(edited_chapter(md, load_variants(md).VARIANTS[variant]))
+        except CellExecutionError as error:
+            pytest.fail(f"{label}: a cell raised.\n{error}", pytrace=False)
+        return checked(notebook, label)
     assert runs is not None, "the background variant runs never started (tests/book/conftest.py)"
     out, process, log = runs
-    label = f"{md.name} with fixture variant {variant!r}"
     done, failed = (result_path(out, md.stem, variant, s) for s in (".ipynb", ".error"))
     deadline = time.monotonic() + WAIT_LIMIT
     while not (done.is_file() or failed.is_file()):
@@ -72,7 +86,11 @@ def variant_run(request: pytest.FixtureRequest, md: Path, variant: str) -> nbfor
     if failed.is_file():
         error = failed.read_text(encoding="utf-8")
         pytest.fail(f"{label}: a cell raised.\n{error}", pytrace=False)
-    notebook = nbformat.read(done, as_version=4)
+    return checked(nbformat.read(done, as_version=4), label)
+
+
+def checked(notebook: nbformat.NotebookNode, label: str) -> nbformat.NotebookNode:
+    """The executed notebook, after checking that no cell shows an error output."""
     for index, cell in enumerate(notebook.cells):
         for output in cell.get("outputs", []):
             assert output.output_type != "error", f"{label}: cell {index} has an error output."
