@@ -62,7 +62,7 @@ from llm_from_scratch.training.optim import AdamW
 from llm_from_scratch.training.tasks import make_task
 
 from .machine import machine_line, run_fields
-from .timing import fmt_time, store
+from .timing import fmt_time, interleaved_medians, store
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {
@@ -450,7 +450,41 @@ def measure(case: str, rounds: int, count: int) -> dict[str, Any]:
         row[f"{key}_paired_ratio_median"] = statistics.median(paired)
         row[f"{key}_paired_ratio_range"] = [min(paired), max(paired)]
     row["overhead_per_entry_s"] = (row["engine_s"] - row["handwritten_s"]) / row["tape"]["step"]
+    row["gelu"] = gelu_times(config)
     return row
+
+
+def gelu_times(config: TrainConfig) -> dict[str, float] | None:
+    """Exact GELU forward + backward on one block's [B·T, D_ff]: numpy (scipy's Φ) and torch.
+
+    The step's one op whose numpy kernel is scalar: scipy's ndtr evaluates Φ one number at a
+    time, torch's erf is vectorised. Both sides in one process, sampled in turn (one thread).
+    """
+    if not torch_available():
+        return None
+    import torch
+    from scipy.special import ndtr
+
+    torch.set_num_threads(1)
+    rows = config.batch_size * config.context
+    u = SplitMix64(5).normal((rows, config.hidden_width))
+    seed = SplitMix64(6).normal(u.shape)
+    inv_sqrt_2pi = 1.0 / math.sqrt(2.0 * math.pi)
+
+    def numpy_gelu() -> np.ndarray:
+        cdf = ndtr(u)
+        out = u * cdf
+        slope = np.exp(-0.5 * u * u) * inv_sqrt_2pi * u + cdf  # Φ(u) + u φ(u)
+        return out, slope * seed
+
+    ut, seed_t = torch.tensor(u, requires_grad=True), torch.from_numpy(seed)
+
+    def torch_gelu() -> None:
+        ut.grad = None
+        torch.nn.functional.gelu(ut).backward(seed_t)
+
+    numpy_s, torch_s = interleaved_medians([numpy_gelu, torch_gelu], repeats=9, target=0.05)
+    return {"shape": [rows, config.hidden_width], "numpy_s": numpy_s, "torch_s": torch_s}
 
 
 def _worst(agreement: dict[str, Any]) -> float:
@@ -529,6 +563,15 @@ def render(report: dict[str, Any]) -> str:
             f"{h['max_gradient_difference']:.1e}, parameters after one step "
             f"{h['max_parameter_difference_after_step']:.1e}"
         )
+        g = r.get("gelu")
+        if g is not None and "torch_s" in r:
+            blocks = int(r["shape"].split("L=")[1].split()[0])
+            lines.append(
+                f"  exact GELU fwd+bwd on [{g['shape'][0]}, {g['shape'][1]}]: numpy (scipy ndtr) "
+                f"{fmt_time(g['numpy_s'])}, torch {fmt_time(g['torch_s'])}; × {blocks} blocks = "
+                f"{fmt_time(blocks * (g['numpy_s'] - g['torch_s']))} of the "
+                f"{fmt_time(r['engine_s'] - r['torch_s'])} engine − torch gap"
+            )
         a = r.get("agreement")
         if a is None:
             lines.append("  torch not installed: the torch contender was skipped")
