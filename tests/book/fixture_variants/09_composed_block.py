@@ -41,7 +41,6 @@ MUST_CHANGE = [
     "spill",
     "order_gap",
     "pre_std_max",
-    "split_gap",
     "open_leak",
     "unselected_tied",
     "tied_direction_text",
