@@ -21,6 +21,7 @@ import ctypes
 import json
 import math
 import platform
+import statistics
 import sys
 import tracemalloc
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class Size:
     hidden: int
 
 
+ROUNDS = 3  # alternating fresh-process rounds of engine and handwritten per size
 SMALL = Size("small", 2, 16, 32, 4, 86)
 MEDIUM = Size("medium", 8, 128, 256, 8, 683)
 
@@ -200,7 +202,18 @@ def measure(size: Size, repeats: int) -> dict:
         reference, reference_dx = handwritten(p, x, seed, size.heads)
         worst = max(float(np.max(np.abs(grads[n] - reference[n]))) for n in NAMES)
         row["torch_max_gradient_difference"] = max(worst, float(np.max(np.abs(dx - reference_dx))))
-    for name in ("engine", "handwritten", "autograd", "torch"):
+    # engine and handwritten in alternating fresh processes, ROUNDS each: drift on a shared
+    # machine reaches both; each time is the median of its rounds, and the paired ratio is kept
+    times: dict[str, list[float]] = {"engine": [], "handwritten": []}
+    for r in range(ROUNDS):
+        for name in ("engine", "handwritten") if r % 2 == 0 else ("handwritten", "engine"):
+            times[name].append(isolated_seconds("benchmarks.block", [size.label, name], repeats))
+    for name, values in times.items():
+        row[f"{name}_s"] = statistics.median(values)
+    row["paired_ratio_median"] = statistics.median(
+        e / h for e, h in zip(times["engine"], times["handwritten"], strict=True)
+    )
+    for name in ("autograd", "torch"):
         row[f"{name}_s"] = isolated_seconds("benchmarks.block", [size.label, name], repeats)
     row["tape_entries"] = tape_entries(block, x)
     # what the engine adds per entry: each is recorded once forward and visited once backward
