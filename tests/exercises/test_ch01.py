@@ -79,9 +79,10 @@ def test_a_wrong_forward_and_a_failing_gradcheck_are_reported():
     assert check_tanh_op(
         np.tanh, lambda g, out, x: g.ravel() * (1 - out.ravel() ** 2)
     ).message == (
-        "gradcheck of your op raised ShapeError: A gradient share of shape (6,) cannot be summed "
-        "back to its input's shape (2, 3): (2, 3) does not broadcast to (6,). An op's VJP must "
-        "return a share of its input's shape, or of a shape the input broadcasts to."
+        "gradcheck of your op raised ShapeError on a [2, 3] input: A gradient share of shape "
+        "(6,) cannot be summed back to its input's shape (2, 3): (2, 3) does not broadcast to "
+        "(6,). An op's VJP must return a share of its input's shape, or of a shape the input "
+        "broadcasts to."
     )
     grade = check_tanh_op(np.tanh, lambda g, out, x: (g, g))
     assert grade.message == (
@@ -116,3 +117,29 @@ def test_a_hand_gradient_with_another_slip_gets_both_numbers():
     assert grade.message == (
         "for x = 1.5, w = -0.5, b = 0.25 your dL/dx is -1.21212; the engine gives -1.05195."
     )
+
+
+def test_in_place_edits_are_named_as_the_engine_would_refuse_them():
+    def vjp_in_place(grad, out, x):
+        grad *= 1.0 - out**2
+        return grad
+
+    for grade in (
+        check_tanh_op(lambda x: np.tanh(x, out=x), tanh_vjp),
+        check_tanh_op(np.tanh, vjp_in_place),
+    ):
+        assert not grade
+        assert grade.message.endswith(
+            "output array is read-only. The arrays it receives are read-only, as the engine's "
+            "are: compute a new array instead of changing an input in place."
+        )
+
+
+def test_a_missing_return_a_missing_vjp_and_a_float32_forward_are_named():
+    assert check_tanh_op(np.tanh, lambda g, out, x: None).message == (
+        "your VJP's gradient is None: the function returns nothing (a missing return?)."
+    )
+    assert check_tanh_op(np.tanh).message.startswith("no VJP given: pass the VJP as the second")
+    message = check_tanh_op(lambda x: np.tanh(x.astype(np.float32)), tanh_vjp).message
+    assert message.startswith("forward(x)[1] is -0.4621171951293945")
+    assert message.endswith("yours is float32, compute in float64).")

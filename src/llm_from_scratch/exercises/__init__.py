@@ -5,6 +5,15 @@ a closed form, the package's own layer) and returns a :class:`Grade` whose messa
 wrong: which entry, which shape, which case.
 """
 
-from .grading import AnswerError, Grade, call, compare, expect, grader, require_callable
+from .grading import AnswerError, Grade, call, compare, expect, frozen, grader, require_callable
 
-__all__ = ["AnswerError", "Grade", "call", "compare", "expect", "grader", "require_callable"]
+__all__ = [
+    "AnswerError",
+    "Grade",
+    "call",
+    "compare",
+    "expect",
+    "frozen",
+    "grader",
+    "require_callable",
+]

@@ -19,7 +19,16 @@ import numpy as np
 from ..autodiff import OPS, Example, Op, Tensor, gradcheck
 from ..errors import FromScratchError
 from ..random import SplitMix64
-from .grading import AnswerError, as_array, call, compare, expect, grader, require_callable
+from .grading import (
+    AnswerError,
+    as_array,
+    call,
+    compare,
+    expect,
+    frozen,
+    grader,
+    require_callable,
+)
 
 __all__ = ["check_loss_gradient", "check_tanh_op"]
 
@@ -36,6 +45,11 @@ def _vjp_array(shares: Any, case: str) -> np.ndarray:
             "return one array (grad times the local slope)."
         )
     share = shares[0] if isinstance(shares, tuple | list) else shares
+    if not isinstance(share, np.ndarray | float | int) and share is not None:
+        raise AnswerError(
+            f"your VJP returned {type(share).__name__} for {case}; a VJP works on plain numpy "
+            "arrays: return a numpy array (grad times the local slope), not a Tensor."
+        )
     return as_array(share, "your VJP's gradient")
 
 
@@ -59,12 +73,18 @@ def check_tanh_op(forward: Callable[..., Any], vjp: Callable[..., Any] | None = 
         )
         forward, vjp = forward.forward, forward.backward
     require_callable(forward, "your forward")
+    expect(
+        vjp is not None,
+        "no VJP given: pass the VJP as the second argument, check_tanh_op(forward, vjp), or "
+        "pass the op you registered with @op and @<name>.vjp.",
+    )
     require_callable(vjp, "your VJP")
     case = f"x = {_X.tolist()}"
-    out = call(forward, _X.copy(), what="your forward", case=case)
+    # Read-only inputs, as the engine passes them: an in-place edit raises and is named.
+    out = call(forward, frozen(_X), what="your forward", case=case)
     compare(out, np.tanh(_X), what="forward(x)", case=case)
     tanh_x = np.tanh(_X)
-    shares = call(vjp, _GRAD.copy(), tanh_x.copy(), _X.copy(), what="your VJP", case=case)
+    shares = call(vjp, frozen(_GRAD), frozen(tanh_x), frozen(_X), what="your VJP", case=case)
     got = _vjp_array(shares, case)
     want = _GRAD * (1.0 - tanh_x**2)
     if not _close(got, want):
@@ -115,7 +135,9 @@ def _gradcheck_registered(forward: Callable[..., Any], vjp: Callable[..., Any]) 
                 "your VJP names its second parameter _out, so the engine passes None there and "
                 "may free the output first; name it out to read tanh x."
             )
-        result = call(gradcheck, registered, [inputs], what="gradcheck of your op")
+        result = call(
+            gradcheck, registered, [inputs], what="gradcheck of your op", case="a [2, 3] input"
+        )
         expect(
             result.passed,
             f"registered as an op, yours fails gradcheck on a [2, 3] input: {result.message}",

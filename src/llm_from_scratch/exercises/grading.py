@@ -76,11 +76,27 @@ def call(
         raise
     except Exception as error:  # the reader's code may raise anything
         where = f" on {case}" if case else ""
-        raise AnswerError(f"{what} raised {type(error).__name__}{where}: {error}") from None
+        hint = ""
+        if "read-only" in str(error):
+            hint = (
+                " The arrays it receives are read-only, as the engine's are: compute a new "
+                "array instead of changing an input in place."
+            )
+        message = f"{what} raised {type(error).__name__}{where}: {error}"
+        raise AnswerError(message + ("." + hint if hint else "")) from None
+
+
+def frozen(array: Any) -> np.ndarray:
+    """A read-only float copy of ``array``, to hand to the reader's code (no in-place edits)."""
+    copy = np.array(array, dtype=np.float64)
+    copy.flags.writeable = False
+    return copy
 
 
 def as_array(value: Any, what: str) -> np.ndarray:
     """The reader's value as a float array, or an AnswerError saying what it was."""
+    if value is None:
+        raise AnswerError(f"{what} is None: the function returns nothing (a missing return?).")
     data = getattr(value, "value", value)  # a Tensor gives its numpy value
     try:
         array = np.asarray(data, dtype=np.float64)
@@ -119,9 +135,15 @@ def compare(
     if np.any(gap > allowed):
         index = np.unravel_index(int(np.argmax(gap - allowed)), gap.shape)
         at = f"{list(int(i) for i in index)}" if got_array.ndim else ""
-        raise AnswerError(
-            f"{what}{at} is {got_array[index]:.6g}{where}; it should be {want_array[index]:.6g}."
-        )
+        got_text, want_text = f"{got_array[index]:.6g}", f"{want_array[index]:.6g}"
+        if got_text == want_text:  # close enough to print alike: show every digit and the gap
+            got_text, want_text = repr(float(got_array[index])), repr(float(want_array[index]))
+            want_text += f" (they differ by {float(gap[index]):.2g}"
+            dtype = getattr(getattr(got, "value", got), "dtype", None)
+            if dtype is not None and dtype != np.float64:
+                want_text += f"; yours is {dtype}, compute in float64"
+            want_text += ")"
+        raise AnswerError(f"{what}{at} is {got_text}{where}; it should be {want_text}.")
 
 
 def _a(noun: str) -> str:
