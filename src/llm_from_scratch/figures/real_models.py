@@ -110,7 +110,7 @@ def differences_figure(rows: dict[str, dict[str, str]]) -> BookFigure:
     """One row per model, one column per part; filled cells differ from the first row."""
     names = list(rows)
     changed = differing(rows)
-    fig, ax = new_figure(6.7, 0.55 * len(names) + 0.9)
+    fig, ax = new_figure(6.4, 0.55 * len(names) + 0.9)
     ax.set_xlim(0, len(PARTS))
     ax.set_ylim(len(names), -0.8)
     ax.axis("off")
