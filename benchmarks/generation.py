@@ -7,6 +7,12 @@ same; the text is not). It checks that both ways generate the same tokens, times
 generations (median of the repeats, the two contenders alternating), times every cached step
 to show the per-token time against the position, and writes
 ``benchmarks/results/generation.json``. Speed is measured here, never by timed tests.
+
+Two more rows, with the stored run's shape and random weights (the work per token is what is
+measured): grouped-query attention, the cached decode of 256 tokens at G = H and at G = 1
+(multi-query), reporting the speed-up and both caches' bytes; and a windowed decoder (w = 32,
+G = 1) generating 1,024 tokens from its rolling cache, reporting per-token time last bin / first
+bin (target ≤ 1.2: the cache holds w positions, so a step's work does not grow).
 """
 
 from __future__ import annotations
@@ -36,6 +42,9 @@ NEW_TOKENS = 256
 PROMPT_LENGTH = 16
 TARGET_SPEEDUP = 5.0
 BINS = 8  # per-token times reported in 8 bins of 32 positions
+WINDOW = 32  # the windowed row's sliding window w
+WINDOW_TOKENS = 1024  # tokens the windowed row generates
+TARGET_FLAT = 1.2  # windowed per-token time, last bin / first bin, at most
 
 
 def load_model() -> tuple[Decoder, str]:
@@ -91,6 +100,99 @@ def per_step_seconds(model: Decoder, use_cache: bool) -> list[float]:
                 times.append(time.perf_counter() - start)
                 ids = np.concatenate([ids, np.argmax(logits, axis=-1)[:, None]], axis=1)
     return times
+
+
+def shaped_model(**attention: int) -> Decoder:
+    """The stored run's configuration with random weights and these attention options."""
+    config = TrainConfig.from_json(RUN / "config.json")
+    return Decoder(
+        96,
+        config.model_width,
+        config.num_layers,
+        config.num_heads,
+        config.hidden_width,
+        positions=config.positions,
+        norm=config.norm,
+        ffn=config.ffn,
+        rng=SplitMix64(config.seed),
+        **attention,
+    )
+
+
+def cached_decode_seconds(model: Decoder, tokens: int) -> tuple[list[float], KVCache]:
+    """Seconds of each cached greedy step after the prompt, and the cache it filled."""
+    ids = np.array(prompt(model))
+    times = []
+    with no_grad():
+        cache = KVCache(model, 1, PROMPT_LENGTH + tokens)
+        logits = prefill(model, cache, ids).value[:, -1]
+        for step in range(tokens):
+            token = np.argmax(logits, axis=-1)
+            start = time.perf_counter()
+            logits = decode_step(model, cache, token, [PROMPT_LENGTH + step]).value
+            times.append(time.perf_counter() - start)
+    return times, cache
+
+
+def grouped_rows(repeats: int) -> dict:
+    """Cached decode of NEW_TOKENS tokens at G = H and G = 1: totals, speed-up, cache bytes."""
+    heads = shaped_model().blocks[0].num_heads
+    models = {f"G = {heads}": shaped_model(), "G = 1": shaped_model(num_kv_heads=1)}
+    totals: dict[str, list[float]] = {label: [] for label in models}
+    nbytes = {}
+    for _ in range(repeats):  # alternate the contenders
+        for label, model in models.items():
+            times, cache = cached_decode_seconds(model, NEW_TOKENS)
+            totals[label].append(sum(times))
+            nbytes[label] = cache.nbytes
+    medians = {label: statistics.median(t) for label, t in totals.items()}
+    full, single = medians[f"G = {heads}"], medians["G = 1"]
+    return {
+        "grouped_decode_s": medians,
+        "grouped_cache_bytes": nbytes,
+        "grouped_speedup": full / single,
+    }
+
+
+def windowed_rows(repeats: int) -> dict:
+    """Per-token time of a windowed decoder at 1,024 positions, in BINS bins, drift-proof.
+
+    The 1,024 tokens are generated as BINS runs of 128, each in its own cache first advanced
+    (untimed) to the run's start; the runs then step in turn, one token each, so a machine that
+    slows down part-way slows every bin alike instead of the later ones.
+    """
+    model = shaped_model(num_kv_heads=1, window=WINDOW)
+    width = WINDOW_TOKENS // BINS
+    times: list[list[float]] = [[] for _ in range(BINS)]
+    with no_grad():
+        for _ in range(repeats):
+            caches, logits = [], []
+            for b in range(BINS):
+                cache = KVCache(model, 1, PROMPT_LENGTH + WINDOW_TOKENS)
+                last = prefill(model, cache, np.array(prompt(model))).value[:, -1]
+                for step in range(b * width):  # advance to the bin's first position
+                    token = np.argmax(last, axis=-1)
+                    last = decode_step(model, cache, token, [PROMPT_LENGTH + step]).value
+                caches.append(cache)
+                logits.append(last)
+            for step in range(width):  # the bins take turns: drift spreads over all of them
+                for b, cache in enumerate(caches):
+                    token = np.argmax(logits[b], axis=-1)
+                    position = PROMPT_LENGTH + b * width + step
+                    start = time.perf_counter()
+                    logits[b] = decode_step(model, cache, token, [position]).value
+                    times[b].append(time.perf_counter() - start)
+    bins = [statistics.median(t) for t in times]
+    full = KVCache(shaped_model(num_kv_heads=1), 1, PROMPT_LENGTH + WINDOW_TOKENS).nbytes
+    return {
+        "window": WINDOW,
+        "window_tokens": WINDOW_TOKENS,
+        "window_step_s_by_bin": bins,
+        "window_last_over_first_bin": bins[-1] / bins[0],
+        "window_target": TARGET_FLAT,
+        "window_cache_bytes": caches[0].nbytes,
+        "full_cache_bytes_same_length": full,
+    }
 
 
 def binned(times: list[float]) -> list[float]:
@@ -151,6 +253,8 @@ def measure(repeats: int) -> dict:
         "cached_last_over_first_bin": decode_bins[-1] / decode_bins[0],
         "cached_step_s": per_position["cached"],
         "uncached_step_s": per_position["uncached"],
+        **grouped_rows(repeats),
+        **windowed_rows(max(1, repeats // 2)),
     }
 
 
@@ -177,6 +281,27 @@ def render(report: dict) -> str:
         lines.append(f"  {lo:4d}–{hi - 1:<4d} {c * 1e3:8.3f} {u * 1e3:8.3f}")
     lines.append(
         f"cached per-token time, last bin / first bin: {report['cached_last_over_first_bin']:.2f}"
+    )
+    lines.append(
+        f"grouped-query attention, cached decode of {report['new_tokens']} tokens (random "
+        "weights, the run's shape):"
+    )
+    for label, seconds in report["grouped_decode_s"].items():
+        lines.append(
+            f"  {label:<6} {seconds:.3f} s, cache {report['grouped_cache_bytes'][label]:,} bytes"
+        )
+    lines.append(f"  speed-up of G = 1 over G = H: {report['grouped_speedup']:.2f}×")
+    ratio, target = report["window_last_over_first_bin"], report["window_target"]
+    lines.append(
+        f"sliding window w = {report['window']} (G = 1), {report['window_tokens']} cached "
+        f"tokens: per-token time by bin (ms) "
+        + " ".join(f"{t * 1e3:.3f}" for t in report["window_step_s_by_bin"])
+    )
+    lines.append(
+        f"  last bin / first bin {ratio:.2f} (target ≤ {target}, "
+        f"{'ok' if ratio <= target else 'missed'}); rolling cache "
+        f"{report['window_cache_bytes']:,} bytes, a full cache of the same length "
+        f"{report['full_cache_bytes_same_length']:,}"
     )
     return "\n".join(lines)
 

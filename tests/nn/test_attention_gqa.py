@@ -193,8 +193,13 @@ def test_keys_and_values_reach_the_scores_as_views_with_g_heads(monkeypatch):
         Tensor(normal(8, (2, 2, 3, 4))),
     )
     out, weights = scaled_dot_product_attention(q, k, v, enable_gqa=True)
-    assert seen == [((2, 2, 3, 3, 4), (2, 2, 1, 3, 4))]  # (B, G, H/G, L, d), (B, G, 1, S, d)
-    assert np.shares_memory(keys[0], k.value)  # a view of the G heads, not a copy
+    # a group's H/G query heads are the rows of one matrix: (B, G, (H/G)·L, d) against (B, G, S, d)
+    assert seen == [((2, 2, 9, 4), (2, 2, 3, 4))]
+    assert np.shares_memory(keys[0], k.value)  # the G heads themselves, not a copy
+    bias = Tensor(normal(9, (1, 6, 3, 3)))  # a per-head bias (ALiBi): the 5-D reading
+    scaled_dot_product_attention(q, k, v, bias=bias, enable_gqa=True)
+    assert seen[1] == ((2, 2, 3, 3, 4), (2, 2, 1, 3, 4))  # (B, G, H/G, L, d), (B, G, 1, S, d)
+    assert np.shares_memory(keys[1], k.value)
     assert out.shape == (2, 6, 3, 4) and weights.shape == (2, 6, 3, 3)
 
 

@@ -401,33 +401,58 @@ def _grouped(array: Any, kv_heads: int, group: int) -> Any:
     return four.reshape(lead, *heads, *four.shape[2:])
 
 
+def _folded(array: Any, kv_heads: int, group: int) -> Any:
+    """A mask [.., L, S] read per group as [B or 1, G or 1, (H/G)·L, S] (the group's rows)."""
+    if array is None:
+        return None
+    grouped = _grouped(array, kv_heads, group)  # (b, G or 1, H/G or 1, L, S)
+    lead, heads, _, queries, keys = grouped.shape
+    full = np.broadcast_to(grouped, (lead, heads, group, queries, keys))
+    return full.reshape(lead, heads, group * queries, keys)
+
+
 def _grouped_attention(
     q: Tensor, k: Tensor, v: Tensor, masks: _Masks, bias: Tensor | None
 ) -> tuple[Tensor, Tensor]:
     """Attention of H query heads over G key/value heads, query head h reading head h // (H/G).
 
-    Queries are read as [B, G, H/G, L, d_h] and keys and values as [B, G, 1, S, d_h] (views),
-    so each key/value head is broadcast to its H/G query heads, never copied per head; the
-    engine sums the H/G gradient shares of each key/value head back into it.
+    The H/G query heads of a group share its keys, so their queries are read as the rows of one
+    [B, G, (H/G)·L, d_h] matrix (a view) against keys and values [B, G, S, d_h]: one product
+    per group, each key/value head read once, never copied per head; the engine sums the H/G
+    gradient shares of each key/value head back into it. With a score bias (ALiBi: one per
+    head) queries are read as [B, G, H/G, L, d_h] against [B, G, 1, S, d_h] instead.
     """
     batch, heads, queries, head_width = q.shape
     kv_heads, keys = k.shape[1], k.shape[2]
     group = heads // kv_heads
+    if bias is None or keys == 0:
+        rows = q.reshape(batch, kv_heads, group * queries, head_width)  # (B, G, (H/G)·L, d_h)
+        if keys == 0:  # nothing to read: zero weights and outputs
+            weights4 = Tensor.wrap(np.zeros((batch, kv_heads, group * queries, 0)))
+        else:
+            weights4 = ops.attention_weights(
+                rows,
+                k,
+                scale=1.0 / math.sqrt(head_width),
+                blocked=_folded(masks.blocked, kv_heads, group),
+                added=_folded(masks.added, kv_heads, group),
+            )  # (B, G, (H/G)·L, S)
+        heads4 = weights4 @ v  # (B, G, (H/G)·L, d_v)
+        return (
+            heads4.reshape(batch, heads, queries, v.shape[3]),  # (B, H, L, d_v)
+            weights4.reshape(batch, heads, queries, keys),  # (B, H, L, S)
+        )
     q5 = q.reshape(batch, kv_heads, group, queries, head_width)  # (B, G, H/G, L, d_h)
     k5 = k.reshape(batch, kv_heads, 1, keys, head_width)  # (B, G, 1, S, d_h)
     v5 = v.reshape(batch, kv_heads, 1, keys, v.shape[3])  # (B, G, 1, S, d_v)
-    if keys == 0:  # nothing to read: zero weights and outputs
-        weights5 = Tensor.wrap(np.zeros((batch, kv_heads, group, queries, 0)))
-    else:
-        biases = () if bias is None else (_grouped(bias, kv_heads, group),)
-        weights5 = ops.attention_weights(
-            q5,
-            k5,
-            *biases,
-            scale=1.0 / math.sqrt(head_width),
-            blocked=_grouped(masks.blocked, kv_heads, group),
-            added=_grouped(masks.added, kv_heads, group),
-        )  # (B, G, H/G, L, S)
+    weights5 = ops.attention_weights(
+        q5,
+        k5,
+        _grouped(bias, kv_heads, group),
+        scale=1.0 / math.sqrt(head_width),
+        blocked=_grouped(masks.blocked, kv_heads, group),
+        added=_grouped(masks.added, kv_heads, group),
+    )  # (B, G, H/G, L, S)
     heads5 = weights5 @ v5  # (B, G, H/G, L, d_v)
     return (
         heads5.reshape(batch, heads, queries, v.shape[3]),  # (B, H, L, d_v)
