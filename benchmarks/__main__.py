@@ -90,7 +90,7 @@ def render(report: dict) -> str:
             f"{r['case']:36} {fmt_time(r['engine_s']):>11} {fmt_time(r['handwritten_s']):>12} "
             f"{auto:>11} {torch:>11} {ratio:>6.2f}× {target:>7} {verdict}".rstrip()
         )
-    lines.append("ratio = engine / handwritten numpy; — = not measured")
+    lines.append("ratio = engine / handwritten numpy; — = not measured; blocks: CPU time")
     lines.append("autograd = HIPS autograd; torch = PyTorch eager, float64, 1 thread")
     m = report["memory"]
     lines.append(

@@ -7,7 +7,9 @@
 4. PyTorch eager (float64, one thread) on the same block, when it is installed (it is not in
    requirements.txt: a reference point, not a dependency).
 
-The loss is sum(output ⊙ seed) for a fixed seed tensor; gradients are taken for every parameter
+Each contender's time is the CPU time of its process (one thread), which on a machine shared
+with other work drifts far less than the wall clock. The loss is sum(output ⊙ seed) for a
+fixed seed tensor; gradients are taken for every parameter
 and for the input. Each contender is timed in a fresh Python process (``python -m
 benchmarks.block SIZE CONTENDER REPEATS`` prints one median), so none of them runs with the
 memory allocator in the state another left behind: glibc's malloc adapts its thresholds to the
@@ -23,6 +25,7 @@ import math
 import platform
 import statistics
 import sys
+import time
 import tracemalloc
 from dataclasses import dataclass
 
@@ -256,7 +259,9 @@ def main() -> None:
         keep_freed_memory()
     label, name, repeats = args[0], args[1], int(args[2])
     fn = contender({"small": SMALL, "medium": MEDIUM}[label], name)
-    print(json.dumps(None if fn is None else median_seconds(fn, repeats=repeats)))
+    # CPU time of the process: on a shared machine the wall clock also counts other work
+    seconds = None if fn is None else median_seconds(fn, repeats=repeats, clock=time.process_time)
+    print(json.dumps(seconds))
 
 
 if __name__ == "__main__":
