@@ -130,12 +130,17 @@ def test_widget_answers_are_the_seed_answers(notebook) -> None:
     answers = reveals(notebook)
     expected = [
         "<strong>Answer:</strong> its transpose Wᵀ",  # y = b + Wx's weight in this layout
+        "<code>[0.5, -0.5, 1, 0, 0, 0]</code>",  # L6: f(0) = b, and 0 without the bias
+        "which is b, so it breaks the definition",  # L6: why "linear" is imprecise: affine
         "<code>[1, -1, 2]</code>",  # f(u) + f(-u) = 2b
         "<code>[0, 0, 0]</code>",  # and 0 without the bias
         "<code>[9, 6]</code>",  # 2·3 weights plus 3 bias entries, then without them
         "<code>[4, 6]</code>",  # [1, 0] + [0, 2] + [3, 4]
+        "<code>(4, 7, 3)</code>",  # L4: [4, 7, 2] through [2, 3]
+        "<strong>Answer:</strong> the weight is invalid, the input is valid",  # [2, 0], [0, 2]
         "<strong>Answer:</strong> No, never",
         "<code>(4, 7, 4)</code>",  # [4, 7, 2] through [2, 3], then [3, 4]
+        "<strong>Answer:</strong> Bengio et al. (2003)",  # L14: affine computation in an LM
     ]
     assert len(answers) == len(expected)
     for answer, want in zip(answers, expected, strict=True):
