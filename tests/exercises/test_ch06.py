@@ -96,3 +96,21 @@ def test_the_opposite_convention_and_a_float_mask_are_named():
         "causal_mask(4) has dtype float64; it should be a boolean array (True = blocked), e.g. "
         "built with np.triu(np.ones((T, T), dtype=bool), k=1)."
     )
+
+
+def test_a_ragged_none_or_tensor_mask_gets_a_plain_message():
+    from llm_from_scratch.autodiff import Tensor
+
+    ragged = check_causal_mask(lambda T: [[j > i for j in range(i + 1, T)] for i in range(T)])
+    assert ragged.message == (
+        "causal_mask(4) has rows of different lengths; it should be a [T, T] array, one row per "
+        "query and one column per key."
+    )
+    assert check_causal_mask(lambda T: None).message == (
+        "causal_mask(4) is None: the function returns nothing."
+    )
+    tensor = check_causal_mask(lambda T: Tensor(np.triu(np.ones((T, T)), k=1)))
+    assert tensor.message == (
+        "causal_mask(4) is Tensor; return a plain numpy boolean array (a mask is a constant, not "
+        "a Tensor)."
+    )

@@ -93,7 +93,19 @@ def check_causal_mask(candidate: Any) -> str:
     for tokens in (4, 1, 6):
         case = f"T = {tokens}"
         raw = call(candidate, tokens, what="your causal_mask", case=case)
-        got = np.asarray(raw)
+        expect(raw is not None, f"causal_mask({tokens}) is None: the function returns nothing.")
+        expect(
+            not hasattr(raw, "value"),
+            f"causal_mask({tokens}) is {type(raw).__name__}; return a plain numpy boolean array "
+            "(a mask is a constant, not a Tensor).",
+        )
+        try:
+            got = np.asarray(raw)
+        except ValueError:
+            raise AnswerError(
+                f"causal_mask({tokens}) has rows of different lengths; it should be a [T, T] "
+                "array, one row per query and one column per key."
+            ) from None
         want = mask_by_rule(tokens)
         assert np.array_equal(want, package_causal_mask(tokens, tokens))
         expect(
