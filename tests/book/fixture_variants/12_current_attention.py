@@ -30,6 +30,11 @@ rolling_capacities = (16, 64, 256, 1024)  # positions each cache is built to hol
 rolling_steps = 20  # decoding steps whose cached logits are compared with the uncached decoder
 qk_sizes = (12, 3, 5)  # (D, H, T) of the QK-norm layer
 qk_scales = (1.0, 10.0, 100.0)  # factors applied to W_Q and W_K
+ablation_runs = ("ablation-g4", "ablation-g2", "ablation-g1")  # stored runs in book/runs/
+live_sizes = (32, 2, 4, 64)  # (D, layers, H, FFN width) of the live short ablation
+live_kv_heads = (4, 1)  # the G values trained live
+live_steps, live_batch, live_context = 12, 8, 32  # its budget, the same for every G
+live_validation = 1024  # validation characters the live runs are scored on
 """,
     "other-sizes": """# Fixture: every number on this page is computed from these values.
 seed = 99  # SplitMix64 seed: every layer's weights and every random input
@@ -60,6 +65,11 @@ rolling_capacities = (32, 512)  # positions each cache is built to hold
 rolling_steps = 30  # decoding steps whose cached logits are compared with the uncached decoder
 qk_sizes = (32, 4, 4)  # (D, H, T) of the QK-norm layer
 qk_scales = (0.5, 2.0, 10.0, 50.0)  # factors applied to W_Q and W_K
+ablation_runs = ("ablation-g4", "ablation-g2", "ablation-g1")  # stored runs in book/runs/
+live_sizes = (32, 2, 4, 64)  # (D, layers, H, FFN width) of the live short ablation
+live_kv_heads = (4, 2, 1)  # the G values trained live
+live_steps, live_batch, live_context = 10, 4, 24  # its budget, the same for every G
+live_validation = 512  # validation characters the live runs are scored on
 """,
 }
 MUST_CHANGE = [
@@ -68,6 +78,7 @@ MUST_CHANGE = [
     "qk_plain_last",
     "window_tokens",
     "roll_held",
+    "live_steps",
 ]
 CLAIM_FLIPS = {
     "fewer-kv-heads": [],
