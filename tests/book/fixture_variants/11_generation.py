@@ -17,6 +17,9 @@ run_name = "book-prose"  # the stored Chapter 10 run the samples come from (book
 sample_prompt = "A model "  # the prompt of those samples
 sample_temperatures = (0.8, 1.2)  # sampling temperatures for the stored model
 sample_tokens = 60  # new characters per sample
+end_text = " "  # the character treated as the end token in the stopping example
+stop_prompts = ("A model ", "The loss ")  # the prompts of that example
+penalties, penalty_window = (1.0, 1.3), 24  # repetition penalties θ, over the last characters
 gpt2_small = (24, 1024, 1024)  # (layers, positions, width): GPT-2 medium this time
 serving_batch = 8  # rows served at once in the memory comparison
 """,
@@ -36,6 +39,9 @@ run_name = "book-prose"  # the stored Chapter 10 run the samples come from (book
 sample_prompt = "The cache "  # the prompt of those samples
 sample_temperatures = (0.7, 1.3, 2.0)  # sampling temperatures for the stored model
 sample_tokens = 120  # new characters per sample
+end_text = ","  # the character treated as the end token in the stopping example
+stop_prompts = ("The cache ", "A token ", "Each row ", "The loop ")  # the prompts of that example
+penalties, penalty_window = (1.0, 1.25, 2.0), 12  # penalties θ, over the last characters
 gpt2_small = (12, 1024, 768)  # (layers, positions, width) of a GPT-2-small-sized model
 serving_batch = 32  # rows served at once in the memory comparison
 """,
