@@ -14,17 +14,16 @@ weight_decay, grad_clip = 0.1, 0.5  # decoupled decay (matrices only); global-no
 sgd_lr, sgd_momentum = 0.1, 0.9  # SGD's peak rate (same schedule shape) and its momentum
 overfit_steps, overfit_lr = 40, 1e-2  # the one-batch sanity check (constant rate)
 stress_lr, stress_steps = 0.08, 60  # a high peak rate for the warm-up and clipping comparison
-short_warmups = (2, 3, 6)  # exercise 3: shorter warm-ups at that rate, first ten steps only
+sweep_rates = (1e-3, 1e-2, 1e-1, 1.0, 3.0)  # the learning-rate sweep
+sweep_steps, sweep_width, sweep_batch = 40, 16, 8  # its short runs of a one-layer decoder
+short_warmups = (2, 3, 6)  # exercise 1: shorter warm-ups at that rate, first ten steps only
 tiny_logits = ((2.0, -1.0, 0.5), (0.0, 0.0, 0.0), (-3.0, 4.0, 1.0))  # gradient check: z [N, V]
 tiny_targets = (0, 2, 1)  # its target classes
 ignored_row = 2  # this row's target is replaced by the ignore index
 decay_theta, decay_grad = (1.0, 1.0, 1.0), (0.0, 0.01, 1.0)  # one AdamW step, three weights
 decay_lr, decay_lambda = 0.01, 0.1  # η and λ of that step
-sample_prompt, sample_length = "The gradient", 240  # text sampling from the stored book model
-temperature, sample_seed = 0.8, 7  # sampling temperature and its SplitMix64 seed
-embedding_scale = 4.0  # exercise 1: the factor applied to the initial embedding table
 init_std = 0.01  # σ of the N(0, σ²) embedding table that fixes the initial loss (nanoGPT's)
-torch_adamw_lr, torch_adamw_decay = 1e-3, 1e-2  # torch.optim.AdamW's defaults, for comparison
+torch_adamw_lr = 1e-3  # torch.optim.AdamW's default rate, for comparison
 """,
     "wider-rows": """# Fixture: every live number on this page comes from these values.
 seed = 2026  # SplitMix64 seed of the live runs: the weights, then the training batches
@@ -39,17 +38,16 @@ weight_decay, grad_clip = 0.05, 1.0  # decoupled decay (matrices only); global-n
 sgd_lr, sgd_momentum = 0.3, 0.8  # SGD's peak rate (same schedule shape) and its momentum
 overfit_steps, overfit_lr = 30, 1e-2  # the one-batch sanity check (constant rate)
 stress_lr, stress_steps = 0.12, 60  # a high peak rate for the warm-up and clipping comparison
-short_warmups = (3, 6)  # exercise 3: shorter warm-ups at that rate, first ten steps only
+sweep_rates = (3e-3, 3e-2, 3e-1, 3.0)  # the learning-rate sweep
+sweep_steps, sweep_width, sweep_batch = 50, 24, 6  # its short runs of a one-layer decoder
+short_warmups = (3, 6)  # exercise 1: shorter warm-ups at that rate, first ten steps only
 tiny_logits = ((1.0, 0.0, -1.0, 2.0), (0.5, 0.5, 0.5, 0.5))  # gradient check: z [N, V]
 tiny_targets = (3, 1)  # its target classes
 ignored_row = 0  # this row's target is replaced by the ignore index
 decay_theta, decay_grad = (2.0, -1.0, 0.5), (0.0, -0.5, 0.001)  # one AdamW step, three weights
 decay_lr, decay_lambda = 0.02, 0.05  # η and λ of that step
-sample_prompt, sample_length = "Attention", 160  # text sampling from the stored book model
-temperature, sample_seed = 1.0, 11  # sampling temperature and its SplitMix64 seed
-embedding_scale = 3.0  # exercise 1: the factor applied to the initial embedding table
 init_std = 0.03  # σ of the N(0, σ²) embedding table that fixes the initial loss (nanoGPT's)
-torch_adamw_lr, torch_adamw_decay = 1e-3, 1e-2  # torch.optim.AdamW's defaults, for comparison
+torch_adamw_lr = 1e-3  # torch.optim.AdamW's default rate, for comparison
 """,
 }
 MUST_CHANGE = [
@@ -63,7 +61,8 @@ MUST_CHANGE = [
     "start_loss",
     "cold_peak",
     "sgd_ratio",
-    "fixed_loss",
+    "small_table_var",
+    "sweep_start",
 ]
 # At η = 0.12 on the wider rows the first ten steps no longer split the runs the way the shipped
 # fixture's do, so the sentence that warm-up alone prevents the early rise is flagged there.
