@@ -23,7 +23,7 @@ def test_the_books_solution_passes():
     assert grade.passed, grade.message
     assert grade.message == (
         "your update matches the first step's closed form and the package's AdamW over 5 "
-        "steps: θ, m and v."
+        "steps with other hyperparameters: θ, m and v."
     )
 
 
@@ -88,4 +88,40 @@ def test_returning_only_theta_is_explained():
     assert grade_adamw_step(theta_only).message == (
         "your adamw_step should return the three arrays (theta, m, v) for the first step "
         "(s = 0) with g = [0.5, -0.1, 0.0, 0.002]; got ndarray."
+    )
+
+
+def test_a_step_that_ignores_its_arguments_is_named():
+    def fixed(theta, grad, m, v, s, lr, betas, eps, weight_decay):
+        return solution(theta, grad, m, v, s, 0.01, (0.9, 0.999), 1e-8, 0.1)
+
+    message = grade_adamw_step(fixed).message
+    assert message.startswith("For step s = 0 of a run of 5 on a [2, 3] weight, your step uses")
+    assert "use the lr, betas, eps and weight_decay arguments" in message
+
+
+def test_a_flipped_sign_a_missing_decay_and_flattened_results_are_named():
+    def uphill(theta, grad, m, v, s, lr, betas, eps, weight_decay):
+        return solution(theta, -grad, m, v, s, lr, betas, eps, weight_decay)[0], *solution(
+            theta, grad, m, v, s, lr, betas, eps, weight_decay
+        )[1:]
+
+    def no_decay(theta, grad, m, v, s, lr, betas, eps, weight_decay):
+        return solution(theta, grad, m, v, s, lr, betas, eps, 0.0)
+
+    def flat(theta, grad, m, v, s, lr, betas, eps, weight_decay):
+        return tuple(
+            a.ravel() for a in solution(theta, grad, m, v, s, lr, betas, eps, weight_decay)
+        )
+
+    assert grade_adamw_step(uphill).message == FIRST + (
+        "θ moves up the gradient; the update subtracts η m̂ / (√v̂ + ε)."
+    )
+    assert grade_adamw_step(no_decay).message == FIRST + (
+        "θ is not shrunk at all; AdamW multiplies the old θ by (1 − ηλ) before subtracting the "
+        "Adam step."
+    )
+    assert grade_adamw_step(flat).message == (
+        "the new theta has shape (6,) for step s = 0 of a run of 5 on a [2, 3] weight; it should "
+        "have θ's shape (2, 3) (no flattening)."
     )
