@@ -70,6 +70,10 @@ NAMES = {
     "Qwen3 8B",
     "DeepSeek-V2",
     "ViT-22B",
+    "Llama 3.1 8B",  # Chapter 13's published models
+    "Qwen3-0.6B",
+    "SmolLM2-135M",
+    "Mixtral 8x7B",
 }
 
 # Contexts in which a typed number is a reference, not a value.

@@ -139,7 +139,7 @@ def seen(screens: Any, name: str, path: str) -> Seen:
         page.evaluate(SWITCH_THEME, mode)
         geometry = page.evaluate(MEASURE, FIGURE_IMAGES)
         zoom = None
-        zoomable = page.locator("img.lfs-zoomable")
+        zoomable = page.locator("img.lfs-zoomable:visible")  # not one in a collapsed cell
         if zoomable.count():
             zoomable.first.scroll_into_view_if_needed()
             try:

@@ -21,7 +21,7 @@ tiny_logits = ((2.0, -1.0, 0.5), (0.0, 0.0, 0.0), (-3.0, 4.0, 1.0))  # gradient 
 tiny_targets = (0, 2, 1)  # its target classes
 ignored_row = 2  # this row's target is replaced by the ignore index
 decay_theta, decay_grad = (1.0, 1.0, 1.0), (0.0, 0.01, 1.0)  # one AdamW step, three weights
-decay_lr, decay_lambda = 0.01, 0.1  # η and λ of that step
+decay_lr, decay_lambda = 0.02, 0.1  # η and λ of that step
 init_std = 0.01  # σ of the N(0, σ²) embedding table that fixes the initial loss (nanoGPT's)
 torch_adamw_lr = 1e-3  # torch.optim.AdamW's default rate, for comparison
 """,
