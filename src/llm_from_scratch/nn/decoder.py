@@ -331,7 +331,9 @@ class Decoder(Module):
         elif self.position_embedding is not None:
             x = x + self.position_embedding(np.arange(tokens))  # (B, T, D) + (T, D)
         for i, block in enumerate(self.blocks):
-            x, _ = block(x, key_padding_mask=padding if padding.any() else None)
+            x, _ = block(
+                x, key_padding_mask=padding if padding.any() else None, average_weights=False
+            )  # the per-head weights are not read: no mean over heads
             stages.append((f"block {i}", x.shape))
         x = self.final_norm(x)
         stages.append(("final norm", x.shape))
@@ -362,7 +364,7 @@ class Decoder(Module):
         elif self.position_embedding is not None:
             x = x + self.position_embedding(positions)  # (B, L, D): rows at absolute positions
         for i, block in enumerate(self.blocks):
-            x, _ = block(x, cache=cache.layer(i))
+            x, _ = block(x, cache=cache.layer(i), average_weights=False)
         return self.final_norm(x)
 
     def forward(self, ids: Any, lengths: Any = None, cache: DecoderCache | None = None) -> Tensor:
