@@ -1,10 +1,11 @@
 """Counting the work of a decoder pass: multiply-adds of every matrix product on its tape.
 
 A pass run with gradients on records each op with its inputs; the matrix products are
-``matmul`` (x W, weights · V, the LM head) and ``attention_weights`` (q kᵀ inside the fused
-scores op). Their multiply-adds follow from the recorded shapes alone, so the count is exact and
-the same on every machine (no timing). Elementwise work (norms, softmax, GELU) is left out: it
-is a few operations per value, against D or S per value for a product.
+``matmul`` (x W, weights · V, the LM head), ``attention_weights`` (q kᵀ inside the fused
+scores op) and ``fused_attention`` (both attention products, in a model built with
+``fused=True``). Their multiply-adds follow from the recorded shapes alone, so the count is
+exact and the same on every machine (no timing). Elementwise work (norms, softmax, GELU) is
+left out: it is a few operations per value, against D or S per value for a product.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def _product_work(node: Tensor) -> int:
     if node.op_name == "attention_weights":
         q = node.inputs[0].shape  # (B, H, L, d_h); the op's output is (B, H, L, S)
         return int(node.size) * int(q[-1])
+    if node.op_name == "fused_attention":  # q kᵀ and weights · V over T keys, heads merged
+        batch, tokens, query_width = node.inputs[0].shape  # (B, T, H·d_h)
+        value_width = node.inputs[2].shape[-1]  # (B, T, H·d_v)
+        return batch * tokens * tokens * (query_width + value_width)
     return 0
 
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..autodiff import Tensor, ops
+from ..autodiff.ops.fused_attention import fused_attention_with_weights
 from ..errors import ArgumentError, RankError, ShapeError, WidthError
 from ..random import SplitMix64
 from ..validate import (
@@ -47,6 +48,7 @@ from ..validate import (
 from .linear import Linear
 from .module import Module, as_tensor, check_name
 from .norms import RMSNorm
+from .positions import RoPEPositions
 
 QK_NORM_EPS = 1e-6  # Qwen3's rms_norm_eps, used by its q_norm and k_norm
 
@@ -636,7 +638,10 @@ class MultiHeadAttention(Module):
     key/value head per query head; G = 1: multi-query attention). ``window`` w (causal only)
     lets a query see itself and the w − 1 keys before it. ``qk_norm`` applies RMSNorm with
     gains [d_h] (``<name>.query_norm``, ``<name>.key_norm``, shared by the heads, ε = 1e-6) to
-    each head's queries and keys before the position scheme rotates them.
+    each head's queries and keys before the position scheme rotates them. ``fused=True``
+    records the steps from the projections to the merged heads as one ``fused_attention``
+    entry (the same values and gradients bit for bit) where it can: no mask, G = H, no
+    QK-norm, no position scheme or RoPE at positions 0 … T − 1; elsewhere the composed ops run.
     """
 
     def __init__(
@@ -651,6 +656,7 @@ class MultiHeadAttention(Module):
         head_width: int | None = None,
         bias: bool = False,
         positions: PositionScheme | None = None,
+        fused: bool = False,
         name: str = "attention",
         rng: SplitMix64,
     ) -> None:
@@ -663,6 +669,7 @@ class MultiHeadAttention(Module):
         causal = as_flag(causal, "causal")
         window = check_window(window, causal)
         qk_norm = as_flag(qk_norm, "qk_norm")
+        fused = as_flag(fused, "fused")
         check_name(name, "MultiHeadAttention")
         _check_positions(positions, num_heads, head_width)
         query_norm, key_norm = _qk_norms(qk_norm, None, None, head_width, name)
@@ -686,6 +693,7 @@ class MultiHeadAttention(Module):
             query_norm=query_norm,
             key_norm=key_norm,
             head_width=head_width,
+            fused=fused,
         )
 
     @classmethod
@@ -706,6 +714,7 @@ class MultiHeadAttention(Module):
         head_width: int | None = None,
         biases: Any = None,
         positions: PositionScheme | None = None,
+        fused: bool = False,
         name: str = "attention",
     ) -> MultiHeadAttention:
         """A layer holding exactly W_Q, W_O [D, D], W_K, W_V [D, G·d_h] (Y = X W convention).
@@ -743,6 +752,7 @@ class MultiHeadAttention(Module):
         causal = as_flag(causal, "causal")
         window = check_window(window, causal)
         qk_norm = as_flag(qk_norm, "qk_norm")
+        fused = as_flag(fused, "fused")
         check_name(name, "MultiHeadAttention")
         _check_positions(positions, num_heads, head_width)
         query_norm, key_norm = _qk_norms(qk_norm, query_norm_gain, key_norm_gain, head_width, name)
@@ -763,6 +773,7 @@ class MultiHeadAttention(Module):
             query_norm=query_norm,
             key_norm=key_norm,
             head_width=head_width,
+            fused=fused,
         )
 
     def _build(
@@ -781,6 +792,7 @@ class MultiHeadAttention(Module):
         query_norm: RMSNorm | None = None,
         key_norm: RMSNorm | None = None,
         head_width: int | None = None,
+        fused: bool = False,
     ) -> None:
         Module.__init__(self, name)
         self.model_width = query.input_width
@@ -792,6 +804,7 @@ class MultiHeadAttention(Module):
         self.window = window
         self.qk_norm = query_norm is not None
         self.positions = positions
+        self.fused = fused  # one tape entry from the projections to the merged heads, when it can
         self.query = query  # assignment order = forward order = named_parameters order
         self.key = key
         self.value = value
@@ -807,6 +820,7 @@ class MultiHeadAttention(Module):
         extra += "" if self.window is None else f", window={self.window}"
         extra += ", qk_norm=True" if self.qk_norm else ""
         extra += ", bias=True" if self.bias else ""
+        extra += ", fused=True" if self.fused else ""
         return (
             f"MultiHeadAttention(D={self.model_width}, H={self.num_heads}, "
             f"d_h={self.head_width}{extra}, causal={self.causal}, name={self.name!r})"
@@ -866,6 +880,11 @@ class MultiHeadAttention(Module):
         average_weights = as_flag(average_weights, "average_weights")
         if cache is not None:
             return self._forward_cached(x, mask, key_padding_mask, average_weights, cache)
+        x = as_tensor(x, "MultiHeadAttention input")
+        rotation = self._fused_rotation(x) if mask is None and key_padding_mask is None else None
+        if rotation is not None:  # fused=True and nothing the fused op does not do
+            output, weights = self._forward_fused(x, rotation)
+            return output, (weights.mean(axis=1) if average_weights else weights)
         q, k, v = self.project_heads(x)
         tokens = q.shape[2]
         bias = None
@@ -894,6 +913,41 @@ class MultiHeadAttention(Module):
         if average_weights:
             weights = weights.mean(axis=1)  # (B, T, T): a summary, not a representation
         return output, weights
+
+    def _fused_rotation(self, x: Tensor) -> dict[str, Any] | None:
+        """The fused path's RoPE tables ({} for none), or None where the composed chain runs.
+
+        Fused: ``fused=True``, no mask, G = H, no QK-norm, and positions None or exactly a
+        :class:`RoPEPositions` at the default positions 0 … T − 1 (its shared tables). Anything
+        else (ALiBi's score bias, another scheme, a mask, T = 0) takes the composed chain.
+        """
+        if not self.fused or self.num_kv_heads != self.num_heads or self.query_norm is not None:
+            return None
+        tokens = x.shape[1] if x.ndim == 3 else 0
+        if tokens == 0 or not (self.positions is None or type(self.positions) is RoPEPositions):
+            return None
+        if self.positions is None:
+            return {}
+        cos, sin, partner = self.positions._tables_for(tokens)  # (T, d_h) ×2, (d_h,)
+        return {"cos": cos, "sin": sin, "partner": partner}
+
+    def _forward_fused(self, x: Tensor, rotation: dict[str, Any]) -> tuple[Tensor, Tensor]:
+        """(output [B,T,D], weights [B,H,T,T]): the projections, one fused entry, W_O."""
+        self.check_input(x)
+        batch, tokens = x.shape[:2]
+        shape = (batch, self.num_heads, tokens, tokens)
+        masks = _combine_masks(None, None, self.causal, shape, self.window)  # causal, window
+        # no name holds a projection: once the fused entry alone holds one, it can be let go
+        merged, weights = fused_attention_with_weights(
+            self.query(x),
+            self.key(x),
+            self.value(x),
+            heads=self.num_heads,
+            scale=1.0 / math.sqrt(self.head_width),
+            blocked=masks.blocked,
+            **rotation,
+        )  # (B, T, H·d_h), (B, H, T, T)
+        return self.output(merged), weights  # (B, T, D) @ W_O
 
     def _forward_cached(
         self,

@@ -165,6 +165,7 @@ def _block_settings(
     num_experts: Any = None,
     top_k: Any = None,
     norm_eps: Any = None,
+    fused: Any = False,
 ) -> dict[str, Any]:
     """Every TransformerBlock option checked (typed errors), before anything is built."""
     model_width = as_width(model_width, "TransformerBlock model_width")
@@ -173,6 +174,7 @@ def _block_settings(
     num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
     qk_norm = as_flag(qk_norm, "qk_norm")
     attention_bias = as_flag(attention_bias, "attention_bias")
+    fused = as_flag(fused, "fused")
     ffn_bias = None if ffn_bias is None else as_flag(ffn_bias, "ffn_bias")
     _choice(norm, tuple(NORMS), "norm")
     _choice(order, ORDERS, "order")
@@ -222,6 +224,7 @@ def _block_settings(
         "num_experts": num_experts,
         "top_k": top_k,
         "norm_eps": norm_eps,
+        "fused": fused,
     }
 
 
@@ -257,7 +260,8 @@ class TransformerBlock(Module):
     RoPE: ``rope_theta`` θ and ``rope_scaling`` (a Hugging Face dict, e.g. rope_type "llama3").
     FFN: ``ffn`` "gelu" | "gelu_tanh" | "swiglu" | "mixtral_moe" (with ``num_experts``,
     ``top_k``), ``ffn_bias`` (None: GELU biased, SwiGLU not). ``norm_eps`` ε of both norms
-    (None: LayerNorm 1e-5, RMSNorm 1e-6). Every default is the block as it was before them.
+    (None: LayerNorm 1e-5, RMSNorm 1e-6). ``fused`` records attention's core as one entry
+    where it can (see MultiHeadAttention). Every default is the block as it was before them.
     """
 
     def __init__(
@@ -283,6 +287,7 @@ class TransformerBlock(Module):
         num_experts: int | None = None,
         top_k: int | None = None,
         norm_eps: float | None = None,
+        fused: bool = False,
         name: str = "block",
         rng: SplitMix64,
     ) -> None:
@@ -307,6 +312,7 @@ class TransformerBlock(Module):
             num_experts=num_experts,
             top_k=top_k,
             norm_eps=norm_eps,
+            fused=fused,
         )
         model_width, num_heads = settings["model_width"], settings["num_heads"]
         head_width = settings["head_width"]
@@ -322,6 +328,7 @@ class TransformerBlock(Module):
                 qk_norm=settings["qk_norm"],
                 head_width=head_width,
                 bias=settings["attention_bias"],
+                fused=settings["fused"],
                 name=f"{name}.attention",
                 rng=draft,
             )

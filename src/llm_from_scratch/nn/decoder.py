@@ -178,6 +178,7 @@ class Decoder(Module):
         num_experts: int | None = None,
         top_k: int | None = None,
         norm_eps: float | None = None,
+        fused: bool = False,
         max_positions: int | None = None,
         name: str = "decoder",
         rng: SplitMix64,
@@ -187,8 +188,8 @@ class Decoder(Module):
         ``num_kv_heads`` G (dividing H; None: G = H), ``window`` w (each query sees itself and
         the w − 1 tokens before it), ``qk_norm``, ``attention_bias``, ``head_width``,
         ``rope_theta``, ``rope_scaling``, ``rope_pairing``, ``ffn_bias``, ``num_experts``,
-        ``top_k`` and ``norm_eps`` are passed to every block (see TransformerBlock; ``norm_eps``
-        also sets the final norm's ε). ``positions="learned"`` adds a learned table of
+        ``top_k``, ``norm_eps`` and ``fused`` are passed to every block (see TransformerBlock;
+        ``norm_eps`` also sets the final norm's ε). ``positions="learned"`` adds a learned table of
         ``max_positions`` rows (GPT-2's wpe, ``<name>.positions.weight``) to the token vectors.
         """
         vocab_size = positive_int(vocab_size, "Decoder vocab_size")
@@ -224,6 +225,7 @@ class Decoder(Module):
             "num_experts": num_experts,
             "top_k": top_k,
             "norm_eps": norm_eps,
+            "fused": fused,
         }
         block_positions = None if positions in ("sinusoidal", "learned") else positions
         # every block option is checked here, on a draft that is thrown away, before building

@@ -53,7 +53,11 @@ def _config(config: Any, owner: str) -> TrainConfig:
 
 
 def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decoder:
-    """The decoder the config describes, initialised from ``rng``."""
+    """The decoder the config describes, initialised from ``rng``, its attention fused.
+
+    ``fused=True`` records each block's attention core as one tape entry; the values and
+    gradients are the composed chain's bit for bit, so stored runs replay unchanged.
+    """
     _config(config, "build_model")
     vocab_size = positive_int(vocab_size, "build_model vocab_size")
     rng = as_generator(rng, "build_model")
@@ -66,6 +70,7 @@ def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decode
         positions=None if config.positions == "none" else config.positions,
         norm=config.norm,
         ffn=config.ffn,
+        fused=True,
         rng=rng,
         **config.attention_options(),
     )
