@@ -1,6 +1,9 @@
 """One pre-norm block (RMSNorm, causal MHA with RoPE, SwiGLU), forward + backward, three ways.
 
-1. the book's engine (``TransformerBlock(norm="rms", positions="rope", ffn="swiglu")``);
+1. the book's engine (``TransformerBlock(norm="rms", positions="rope", ffn="swiglu")``), and
+   the same block with ``fused=True`` (``engine-fused``: attention's core from the projections
+   to the merged heads recorded as one tape entry instead of eight, the same values and
+   gradients bit for bit);
 2. a handwritten numpy forward and backward of the same block (``llm_from_scratch.numpy_block``,
    the practical limit here), whose gradients are checked against the engine's;
 3. HIPS autograd differentiating the same numpy forward, when it is installed;
@@ -54,8 +57,9 @@ SMALL = Size("small", 2, 16, 32, 4, 86)
 MEDIUM = Size("medium", 8, 128, 256, 8, 683)
 
 
-def make_problem(size: Size, seed: int = 0):
-    """Parameters (engine order), input and loss seed, all from SplitMix64."""
+def make_problem(size: Size, seed: int = 0, fused: bool = False):
+    """Parameters (engine order), input and loss seed, all from SplitMix64 (``fused``: the
+    attention core as one entry; the same parameters either way)."""
     rng = SplitMix64(seed)
     block = TransformerBlock(
         size.width,
@@ -64,6 +68,7 @@ def make_problem(size: Size, seed: int = 0):
         norm="rms",
         positions="rope",
         ffn="swiglu",
+        fused=fused,
         rng=rng,
     )
     shapes = [p.shape for p in block.parameters()]
@@ -178,8 +183,8 @@ def peak_memory(fn) -> int:
 
 def contender(size: Size, name: str):
     """The zero-argument function that runs one fwd+bwd for ``name``, or None if unavailable."""
-    block, p, x, seed = make_problem(size)
-    if name == "engine":
+    block, p, x, seed = make_problem(size, fused=name == "engine-fused")
+    if name in ("engine", "engine-fused"):
         tensor = Tensor(x, requires_grad=True)
         return lambda: engine_step(block, tensor, seed)
     if name == "handwritten":
@@ -193,11 +198,15 @@ def contender(size: Size, name: str):
 def measure(size: Size, repeats: int) -> dict:
     """Timings (each contender in its own process), peak memory and the gradient check."""
     block, p, x, seed = make_problem(size)
+    fused_block = make_problem(size, fused=True)[0]
     row = {
         "size": size.label,
         "shape": f"B={size.batch} T={size.tokens} D={size.width} H={size.heads} "
         f"D_ff={size.hidden}",
         "max_gradient_difference": max_gradient_difference(block, p, x, seed, size.heads),
+        "fused_max_gradient_difference": max_gradient_difference(
+            fused_block, p, x, seed, size.heads
+        ),
     }
     pair = torch_block(p, x, seed, size.heads)
     if pair is not None:
@@ -205,30 +214,40 @@ def measure(size: Size, repeats: int) -> dict:
         reference, reference_dx = handwritten(p, x, seed, size.heads)
         worst = max(float(np.max(np.abs(grads[n] - reference[n]))) for n in NAMES)
         row["torch_max_gradient_difference"] = max(worst, float(np.max(np.abs(dx - reference_dx))))
-    # engine and handwritten in alternating fresh processes, ROUNDS each: drift on a shared
-    # machine reaches both; each time is the median of its rounds, and the paired ratio is kept
-    times: dict[str, list[float]] = {"engine": [], "handwritten": []}
+    # engine, fused engine and handwritten in alternating fresh processes, ROUNDS each: drift
+    # on a shared machine reaches all three; each time is the median of its rounds, and the
+    # paired ratios are kept
+    order = ("engine", "engine-fused", "handwritten")
+    times: dict[str, list[float]] = {name: [] for name in order}
     for r in range(ROUNDS):
-        for name in ("engine", "handwritten") if r % 2 == 0 else ("handwritten", "engine"):
+        for name in order if r % 2 == 0 else order[::-1]:
             times[name].append(isolated_seconds("benchmarks.block", [size.label, name], repeats))
     for name, values in times.items():
-        row[f"{name}_s"] = statistics.median(values)
-    row["paired_ratio_median"] = statistics.median(
-        e / h for e, h in zip(times["engine"], times["handwritten"], strict=True)
-    )
+        row[f"{name.replace('-', '_')}_s"] = statistics.median(values)
+    for label, name in (
+        ("paired_ratio_median", "engine"),
+        ("paired_ratio_fused_median", "engine-fused"),
+    ):
+        row[label] = statistics.median(
+            e / h for e, h in zip(times[name], times["handwritten"], strict=True)
+        )
     for name in ("autograd", "torch"):
         row[f"{name}_s"] = isolated_seconds("benchmarks.block", [size.label, name], repeats)
     row["tape_entries"] = tape_entries(block, x)
+    row["tape_entries_fused"] = tape_entries(fused_block, x)
     # what the engine adds per entry: each is recorded once forward and visited once backward
     row["overhead_per_entry_s"] = (row["engine_s"] - row["handwritten_s"]) / row["tape_entries"]
+    row["overhead_per_entry_fused_s"] = (row["engine_fused_s"] - row["handwritten_s"]) / row[
+        "tape_entries_fused"
+    ]
     if size is MEDIUM and keep_freed_memory_available():
         for name in ("engine", "handwritten"):
             row[f"{name}_kept_s"] = isolated_seconds(
                 "benchmarks.block", [size.label, name, KEEP], repeats
             )
     if size is MEDIUM:
-        for name in ("engine", "handwritten"):
-            row[f"{name}_peak_bytes"] = peak_memory(contender(size, name))
+        for name in ("engine", "engine-fused", "handwritten"):
+            row[f"{name.replace('-', '_')}_peak_bytes"] = peak_memory(contender(size, name))
     return row
 
 

@@ -5,7 +5,9 @@ cross-entropy, backward, global gradient-norm clipping, AdamW update. The models
 run configs ``book/runs/book-prose/config.json`` (D = 64, two blocks, the book's characters) and
 ``book/runs/induction/config.json`` (D = 48, V = 64, padding targets ignored), built by
 ``training.loop.build_model`` / ``build_optimizer`` on one fixed batch that the task draws from
-``SplitMix64(BATCH_SEED)``.
+``SplitMix64(BATCH_SEED)``. ``build_model`` builds the training command's model, whose attention
+is fused (``fused=True``: the core from the projections to the merged heads is one tape entry
+per block, the composed chain's values and gradients bit for bit).
 
 Contenders: (1) the book's engine; (2) the same step written out by hand in numpy
 (``llm_from_scratch.numpy_block.DecoderStep``: the limit a numpy engine can reach, so the
@@ -153,7 +155,14 @@ def tape_entries(problem: Problem) -> dict[str, Any]:
         by_op[t.op_name] = by_op.get(t.op_name, 0) + 1
     per_block = _block_entries(problem.model.blocks[0], problem)
     outside = len(nodes) - problem.config.num_layers * per_block
-    return {"step": len(nodes), "per_block": per_block, "outside_blocks": outside, "by_op": by_op}
+    fused = all(block.attention.fused for block in problem.model.blocks)
+    return {
+        "step": len(nodes),
+        "per_block": per_block,
+        "outside_blocks": outside,
+        "by_op": by_op,
+        "attention": "fused" if fused else "composed",
+    }
 
 
 def _block_entries(block: Any, problem: Problem) -> int:
@@ -552,9 +561,12 @@ def render(report: dict[str, Any]) -> str:
     for r in report["rows"]:
         tape = r["tape"]
         lines.append(f"{r['case']}: {r['shape']}, {r['parameters']:,} parameters")
+        attention = tape.get("attention", "composed")
+        fused = tape["by_op"].get("fused_attention", 0)
         lines.append(
             f"  tape: {tape['step']} entries per step ({tape['per_block']} per block, "
-            f"{tape['outside_blocks']} outside the blocks); engine − handwritten = "
+            f"{tape['outside_blocks']} outside the blocks); attention {attention}"
+            f"{f' ({fused} fused_attention entries)' if fused else ''}; engine − handwritten = "
             f"{fmt_time(r['overhead_per_entry_s'])} per entry"
         )
         h = r["hand_agreement"]

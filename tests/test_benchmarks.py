@@ -17,6 +17,7 @@ from benchmarks.block import (
     max_gradient_difference,
 )
 from benchmarks.engine import stack_case
+from llm_from_scratch.autodiff import Tensor
 
 
 def test_handwritten_block_gradients_equal_the_engines():
@@ -78,3 +79,29 @@ def test_the_block_benchmark_counts_the_blocks_tape_entries():
     # 2 rms_norm, q/k/v matmuls and head splits, 2 pair_rotate, attention_weights, weights @ v,
     # merge_heads, output matmul, residual add, gate/up/down matmuls, silu, mul, residual add
     assert tape_entries(block, x) == 2 + 3 + 3 + 2 + 1 + 1 + 1 + 1 + 1 + 3 + 1 + 1 + 1
+
+
+def test_the_fused_block_records_seven_fewer_entries_and_the_same_gradients():
+    from benchmarks.block import engine_step, tape_entries
+
+    block, _, x, seed = make_problem(SMALL)
+    fused, _, _, _ = make_problem(SMALL, fused=True)
+    # the attention core's 3 head splits, 2 rotations, weights, weights @ v and merge: one entry
+    assert tape_entries(fused, x) == tape_entries(block, x) - 8 + 1
+    inputs = [Tensor(x, requires_grad=True) for _ in range(2)]
+    for model, tensor in zip((block, fused), inputs, strict=True):
+        engine_step(model, tensor, seed)
+    np.testing.assert_array_equal(inputs[0].grad, inputs[1].grad)
+    for a, b in zip(block.parameters(), fused.parameters(), strict=True):
+        np.testing.assert_array_equal(a.grad, b.grad)
+
+
+def test_the_training_step_benchmark_says_its_attention_is_fused():
+    from benchmarks.train_step import load_config, tape_entries
+    from benchmarks.train_step import make_problem as step_problem
+
+    config = load_config("induction")
+    tape = tape_entries(step_problem(config))
+    assert tape["attention"] == "fused"
+    assert tape["by_op"]["fused_attention"] == config.num_layers  # one per block
+    assert "attention_weights" not in tape["by_op"] and "split_heads" not in tape["by_op"]
