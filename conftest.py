@@ -35,9 +35,11 @@ def pytest_configure(config: pytest.Config) -> None:
 # --- scheduling for pytest-xdist ---------------------------------------------------------------
 # Work that must stay in one process stays together: a notebook's cells share one kernel, and a
 # module's module-scoped fixtures (a JupyterLab server, a checked bug matrix) are built once.
-# Parametrized browser modules whose cases stand alone are spread case by case. The longest work
-# is handed out first, so the two workers finish together.
-SPREAD_MODULES = {"tests/browser/test_screens.py", "tests/book/test_fixture_edits.py"}
+# The fixture-edit runs stand alone and are spread case by case; the per-page browser checks of
+# test_screens.py are grouped by page, since they read the same two visits of it. The longest
+# work is handed out first, so the two workers finish together.
+SPREAD_MODULES = {"tests/book/test_fixture_edits.py"}
+PER_PAGE_MODULES = {"tests/browser/test_screens.py"}
 FIRST = ("tests/book/test_fixture_edits.py", "book/", "tests/browser/")
 
 
@@ -53,6 +55,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        if path not in SPREAD_MODULES:
+        if path in PER_PAGE_MODULES:
+            page = getattr(item, "callspec", None) and item.callspec.params.get("path")
+            item.add_marker(pytest.mark.xdist_group(f"{path}:{page or item.name}"))
+        elif path not in SPREAD_MODULES:
             item.add_marker(pytest.mark.xdist_group(path))
     items.sort(key=_rank)  # stable: within a rank, collection order

@@ -1,9 +1,14 @@
 """Every page on a phone (390 px) and a desktop (1280 px), in the light and the dark theme.
 
-No page scrolls sideways; the figure zoom opens centred on the screen; figure text (PNG figures
-and the sliders' SVG frames) is at least 9 CSS px as shown on a phone and 11 px on a desktop.
-Each page is opened once per screen width and measured in the light theme, then switched to the
-dark one in place (as the theme's own switch does) and measured again; every check reads those.
+Every page loads offline with its math typeset and its images loaded (a full-page screenshot of
+each goes to _build/screenshots/), and axe-core finds no serious or critical violation on it; no
+page scrolls sideways; the figure zoom opens centred on the screen; figure text (PNG figures and
+the sliders' SVG frames) is at least 9 CSS px as shown on a phone and 11 px on a desktop.
+
+Each page is opened once per screen width. On the desktop the load checks and axe run first, in
+the light theme; then each width is measured in the light theme, switched to the dark one in
+place (as the theme's own switch does) and measured again. Every check reads those visits, so a
+page costs two loads, not one per check (pytest-xdist keeps one page's checks in one worker).
 """
 
 from collections.abc import Iterator
@@ -19,7 +24,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from llm_from_scratch.figures.style import legibility_of
 
-from .conftest import HTML, SCREENSHOTS, Visit, built_pages, settle
+from .conftest import HTML, MATH, SCREENSHOTS, Visit, built_pages, settle
 
 FIGURE_IMAGES = ".bd-article .cell_output img, .bd-article figure img"
 SCREENS = {
@@ -30,6 +35,10 @@ SCREENS = {
 }
 MIN_TEXT = {390: 9.0, 1280: 11.0}  # CSS px, the smallest figure text as shown
 PAGES = [p for p in built_pages() if (HTML / p).is_file()]
+LOADED = "desktop-light"  # the screen whose visit runs the load checks and axe
+AXE = "_static/vendor/axe-core/axe.min.js"  # vendored from npm by tools/vendor_web_assets.py
+BLOCKING = {"serious", "critical"}
+VENDOR_HINT = "(`npm ci && python tools/vendor_web_assets.py` fills web/static/vendor/)"
 
 # Width and geometry of the page; the shown size of every figure image and of the text in the
 # sliders' SVG frames (font size times the SVG's scale).
@@ -77,6 +86,8 @@ class Seen:
     geometry: dict[str, Any]
     zoom: dict[str, Any] | None
     problems: list[str] = field(default_factory=list)
+    loading: list[str] = field(default_factory=list)  # images, math, requests, console (desktop)
+    axe: list[str] = field(default_factory=list)  # serious or critical violations (desktop)
 
 
 @dataclass
@@ -126,6 +137,7 @@ def seen(screens: Any, name: str, path: str) -> Seen:
     visit.problems.clear()
     settle(visit, path)
     page = visit.page
+    loading, axe = (load_checks(visit, path), run_axe(visit)) if width == 1280 else ([], [])
     if page.locator(FIGURE_IMAGES).count():
         # figure-zoom.js marks each figure once it has read the figure's text sizes (a build
         # without it fails the text-size test below, not here).
@@ -149,12 +161,63 @@ def seen(screens: Any, name: str, path: str) -> Seen:
                 page.keyboard.press("Escape")
             except PlaywrightTimeoutError as error:
                 zoom = {"failed": str(error).splitlines()[0]}
-        screen.seen[path, mode] = Seen(geometry, zoom, list(visit.problems))
+        screen.seen[path, mode] = Seen(geometry, zoom, list(visit.problems), loading, axe)
     return screen.seen[path, theme]
+
+
+def load_checks(visit: Visit, path: str) -> list[str]:
+    """Save a full-page screenshot; every image that did not load and every untypeset formula."""
+    page = visit.page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / f"{path.replace('/', '__')}.jpg"  # JPEG: a tall page encodes faster
+    page.screenshot(path=shot, full_page=True, type="jpeg", quality=85)
+    unloaded = page.evaluate(
+        "() => [...document.images].filter((image) => !(image.naturalWidth > 0))"
+        ".map((image) => image.getAttribute('src'))"
+    )
+    problems = [f"image did not load: {src}" for src in unloaded]
+    untypeset = page.evaluate(
+        f"() => [...document.querySelectorAll('{MATH}')]"
+        ".filter((math) => !math.querySelector('mjx-container')).length"
+    )
+    if untypeset:
+        problems.append(f"{untypeset} math elements were not typeset by MathJax")
+    problems += visit.problems  # requests, console errors while it loaded
+    if any("/_static/vendor/" in problem for problem in problems):
+        problems.append(VENDOR_HINT)
+    return problems
+
+
+def run_axe(visit: Visit) -> list[str]:
+    """axe-core's serious and critical violations on the page as loaded, one line each."""
+    visit.page.add_script_tag(url=visit.site + AXE)
+    result = visit.page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+    )
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} ({len(v['nodes'])}x), e.g. "
+        + "; ".join(
+            f"{node['target']} {node.get('failureSummary', '')[:160]!r}" for node in v["nodes"][:3]
+        )
+        for v in result
+        if v["impact"] in BLOCKING
+    ]
 
 
 def served_file(url: str) -> Path:
     return HTML / unquote(urlsplit(url).path).lstrip("/")
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_offline_and_renders(screens: Any, path: str) -> None:
+    result = seen(screens, LOADED, path)
+    assert not result.loading, f"{path}:\n" + "\n".join(result.loading)
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_serious_or_critical_axe_violations(screens: Any, path: str) -> None:
+    result = seen(screens, LOADED, path)
+    assert not result.axe, f"{path}:\n" + "\n".join(result.axe)
 
 
 @pytest.mark.parametrize("name", SCREENS)
