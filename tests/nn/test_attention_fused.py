@@ -206,3 +206,14 @@ def test_a_fused_decoder_gives_the_same_loss_and_gradients(options) -> None:
 def test_the_training_command_builds_fused_models() -> None:
     model = build_model(TrainConfig(), 10, SplitMix64(0))
     assert all(block.attention.fused for block in model.blocks)
+
+
+def test_the_fused_layer_follows_the_length_and_the_window_between_calls() -> None:
+    """The fused path keeps the last call's causal mask; a new T or window builds a new one."""
+    composed, fused = _pair(causal=True, positions=RoPEPositions(DH))
+    for tokens, window in ((5, None), (3, None), (5, 2), (5, None)):
+        composed.window = fused.window = window
+        x = X[:, :tokens]
+        np.testing.assert_array_equal(fused(Tensor(x))[0].value, composed(Tensor(x))[0].value)
+    blocked = fused._fused_blocked[1]
+    assert blocked.shape == (1, 1, T, T) and not blocked.flags.writeable

@@ -805,6 +805,7 @@ class MultiHeadAttention(Module):
         self.qk_norm = query_norm is not None
         self.positions = positions
         self.fused = fused  # one tape entry from the projections to the merged heads, when it can
+        self._fused_blocked: tuple | None = None  # ((T, causal, window), blocked) of the last call
         self.query = query  # assignment order = forward order = named_parameters order
         self.key = key
         self.value = value
@@ -934,9 +935,14 @@ class MultiHeadAttention(Module):
     def _forward_fused(self, x: Tensor, rotation: dict[str, Any]) -> tuple[Tensor, Tensor]:
         """(output [B,T,D], weights [B,H,T,T]): the projections, one fused entry, W_O."""
         self.check_input(x)
-        batch, tokens = x.shape[:2]
-        shape = (batch, self.num_heads, tokens, tokens)
-        masks = _combine_masks(None, None, self.causal, shape, self.window)  # causal, window
+        tokens = x.shape[1]
+        setting = (tokens, self.causal, self.window)
+        if self._fused_blocked is None or self._fused_blocked[0] != setting:
+            # causal and window as _combine_masks spells them, kept (read-only) for this T
+            blocked = _combine_masks(None, None, self.causal, (1, 1, tokens, tokens), self.window)
+            if blocked.blocked is not None:
+                blocked.blocked.flags.writeable = False
+            self._fused_blocked = (setting, blocked.blocked)  # (1, 1, T, T) or None
         # no name holds a projection: once the fused entry alone holds one, it can be let go
         merged, weights = fused_attention_with_weights(
             self.query(x),
@@ -944,7 +950,7 @@ class MultiHeadAttention(Module):
             self.value(x),
             heads=self.num_heads,
             scale=1.0 / math.sqrt(self.head_width),
-            blocked=masks.blocked,
+            blocked=self._fused_blocked[1],
             **rotation,
         )  # (B, T, H·d_h), (B, H, T, T)
         return self.output(merged), weights  # (B, T, D) @ W_O

@@ -45,9 +45,13 @@ _EXAMPLE = {
 _ROWS = ((1, 3, 8), (1, 3, 8), (1, 3, 8))
 
 
+_ZERO = np.zeros(1)
+_ZERO.flags.writeable = False
+
+
 def _stand_in(shape: tuple[int, ...]) -> np.ndarray:
-    """A zero-memory array of ``shape``: what a check or an ``_x`` VJP parameter reads."""
-    return np.broadcast_to(np.float64(0.0), shape)
+    """A read-only zero-memory array of ``shape`` (every entry one 0): what a check reads."""
+    return np.ndarray(shape, np.float64, _ZERO, 0, (0,) * len(shape))
 
 
 @op(
