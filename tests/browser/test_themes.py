@@ -42,6 +42,8 @@ def widget_kinds() -> dict[str, tuple[str, str]]:
 
 KINDS = widget_kinds()
 MARK_OUTPUT = """([views, modelId]) => {
+  document.querySelectorAll(".cell_output[data-under-test]")
+    .forEach((output) => delete output.dataset.underTest);  // an earlier test's mark
   const view = [...document.querySelectorAll(views)]
     .find((script) => JSON.parse(script.textContent).model_id === modelId);
   view.closest(".cell_output").dataset.underTest = "";
@@ -104,21 +106,42 @@ def themed_mode(page: Page) -> str:
     return page.evaluate("() => localStorage.getItem('mode')")
 
 
+@pytest.fixture(scope="module")
+def theme_pages(browser: Browser, site: str) -> Iterator[dict[str, Visit]]:
+    """One browser page per theme for the module; a book page is loaded once per theme.
+
+    The widget kinds live on a few pages, so consecutive kinds on one page share its load: each
+    test marks and answers its own widget, which leaves the others as they were.
+    """
+    visits: dict[str, Visit] = {}
+    contexts = []
+    for mode in ("light", "dark"):
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900},
+            color_scheme=mode,
+            service_workers="block",
+        )
+        # The theme's own switch stores the reader's choice here; "auto" follows color_scheme.
+        context.add_init_script(f"localStorage.setItem('mode', '{mode}')")
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        visits[mode] = Visit(page, site)
+        visits[mode].watch()
+        contexts.append(context)
+    yield visits
+    for context in contexts:
+        context.close()
+
+
 @pytest.fixture(params=["light", "dark"])
-def themed(request: pytest.FixtureRequest, browser: Browser, site: str) -> Iterator[Visit]:
-    context = browser.new_context(
-        viewport={"width": 1280, "height": 900},
-        color_scheme=request.param,
-        service_workers="block",
-    )
-    # The theme's own switch stores the reader's choice here; "auto" follows color_scheme.
-    context.add_init_script(f"localStorage.setItem('mode', '{request.param}')")
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    visit = Visit(page, site)
-    visit.watch()
-    yield visit
-    context.close()
+def themed(request: pytest.FixtureRequest, theme_pages: dict[str, Visit]) -> Visit:
+    """The theme's page, with the book page of the test's widget kind loaded (once per theme)."""
+    visit = theme_pages[request.param]
+    path = KINDS[request.node.callspec.params["kind"]][0]
+    if not visit.page.url.endswith("/" + path):
+        visit.problems.clear()
+        settle(visit, path)
+    return visit
 
 
 def test_the_book_has_every_widget_kind() -> None:
@@ -126,10 +149,9 @@ def test_the_book_has_every_widget_kind() -> None:
     assert predict <= set(KINDS) and any(kind.startswith("slider-") for kind in KINDS), KINDS
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(KINDS, key=lambda kind: (KINDS[kind][0], kind)))  # by page
 def test_widget_reads_in_both_themes(themed: Visit, kind: str) -> None:
     path, model_id = KINDS[kind]
-    settle(themed, path)
     page = themed.page
     theme = page.evaluate("() => document.documentElement.dataset.theme")
     assert theme == themed_mode(page), "the page did not take the reader's colour scheme"
