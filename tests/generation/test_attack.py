@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llm_from_scratch.autodiff import Tensor
-from llm_from_scratch.errors import FromScratchError, TokenError
+from llm_from_scratch.errors import ArgumentError, FromScratchError, TokenError
 from llm_from_scratch.generation import (
     KVCache,
     cache_bytes,
@@ -235,3 +235,11 @@ def test_a_decode_step_never_accepts_a_non_integer_position(whole):
         with pytest.raises(TokenError, match="not rounded"):
             decode_step(M, cache, [1], [position])
     assert cache.filled_lengths().tolist() == [2]
+
+
+@pytest.mark.parametrize("length", [10**6, 10**9, 10**12, 2**62, 10**20])
+def test_decoder_step_work_refuses_a_length_whose_scores_cannot_be_held(length):
+    """Refused by the package before numpy allocates (no MemoryError, no numpy ValueError)."""
+    for cached in (True, False):
+        with pytest.raises(ArgumentError, match=r"attention scores \[T, T\] per head"):
+            decoder_step_work(M, length, cached=cached)

@@ -17,7 +17,7 @@ import numpy as np
 from ..autodiff import Tensor, no_grad, walk_tape
 from ..errors import ArgumentError
 from ..nn.decoder import Decoder
-from ..validate import as_flag, positive_int, received
+from ..validate import as_flag, element_count, positive_int, received
 from .cache import KVCache
 from .loop import decode_step, prefill
 
@@ -70,6 +70,8 @@ def decoder_step_work(model: Decoder, length: int, *, cached: bool) -> int:
         raise ArgumentError(f"decoder_step_work needs a Decoder; got {type(model).__name__}.")
     length = positive_int(length, "decoder_step_work length")
     cached = as_flag(cached, "decoder_step_work cached")
+    # both ways read the scores of length − 1 or length positions against as many keys
+    element_count((length, length), "decoder_step_work's attention scores [T, T] per head")
     ids = (np.arange(length, dtype=np.int64) % model.vocab_size)[None, :]  # (1, T)
     if not cached:
         return multiply_adds([model(ids)])
