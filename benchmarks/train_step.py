@@ -63,6 +63,7 @@ from llm_from_scratch.training.loss import cross_entropy
 from llm_from_scratch.training.optim import AdamW
 from llm_from_scratch.training.tasks import make_task
 
+from .block import KEEP, keep_freed_memory, keep_freed_memory_available
 from .machine import machine_line, run_fields
 from .timing import fmt_time, interleaved_medians, store
 
@@ -76,7 +77,9 @@ BATCH_SEED = 2026  # the fixed batch: task.train_batch(SplitMix64(BATCH_SEED))
 TARGET = 1.25  # the engine's step at most 1.25× the same step handwritten in numpy
 AGREEMENT = 1e-10  # largest |engine − torch| accepted for the loss, gradients and the step
 HAND_AGREEMENT = 1e-12  # largest |engine − handwritten| accepted
+KEPT_ROUNDS = 3  # fresh-process rounds of engine and handwritten with freed memory kept
 SAMPLE_SECONDS = 0.1  # each sample loops enough steps to last about this long
+WARMUP_SECONDS = 1.0  # steps run first, untimed: the allocator and caches reach their steady state
 
 
 @dataclass
@@ -362,14 +365,21 @@ def contender(case: str, name: str) -> Callable[[], float]:
 
 
 def samples(fn: Callable[[], object], count: int) -> dict[str, list[float]]:
-    """Per-step wall-clock and CPU seconds of ``count`` samples, after two warm-up steps.
+    """Per-step wall-clock and CPU seconds of ``count`` samples, after warm-up steps.
 
+    Training runs thousands of steps, so the steady state is what counts: the first steps of a
+    fresh process also pay for glibc's malloc learning the step's allocation sizes (its mmap and
+    trim thresholds adapt to the blocks it has seen freed) and for cold caches. Steps run untimed
+    for WARMUP_SECONDS (at least two) before the samples.
     The process's CPU time counts only the time it ran: on a machine that other work keeps busy
     it drifts far less than the wall clock (with one thread the two agree on an idle machine).
     """
     fn()
-    start = time.perf_counter()
-    fn()
+    warm, steps = time.perf_counter(), 0
+    while steps < 2 or time.perf_counter() - warm < WARMUP_SECONDS:
+        start = time.perf_counter()
+        fn()
+        steps += 1
     loops = max(1, math.ceil(SAMPLE_SECONDS / (time.perf_counter() - start)))
     wall, cpu = [], []
     for _ in range(count):
@@ -385,10 +395,15 @@ def worker_environment() -> dict[str, str]:
     return {**os.environ, **dict.fromkeys(BLAS_VARIABLES, "1")}
 
 
-def fresh_samples(case: str, name: str, count: int) -> dict[str, Any]:
-    """Run ``--worker case name count`` in a new Python process with one BLAS thread."""
+def fresh_samples(case: str, name: str, count: int, keep: bool = False) -> dict[str, Any]:
+    """Run ``--worker case name count`` in a new Python process with one BLAS thread.
+
+    ``keep``: the worker first asks glibc's malloc to keep freed memory (``block.KEEP``), so a
+    step reuses pages the process already touched instead of faulting fresh ones in.
+    """
+    flag = [KEEP] if keep else []
     completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.train_step", "--worker", case, name, str(count)],
+        [sys.executable, "-m", "benchmarks.train_step", "--worker", case, name, str(count), *flag],
         cwd=ROOT,
         env=worker_environment(),
         capture_output=True,
@@ -459,6 +474,14 @@ def measure(case: str, rounds: int, count: int) -> dict[str, Any]:
         row[f"{key}_paired_ratio_median"] = statistics.median(paired)
         row[f"{key}_paired_ratio_range"] = [min(paired), max(paired)]
     row["overhead_per_entry_s"] = (row["engine_s"] - row["handwritten_s"]) / row["tape"]["step"]
+    if keep_freed_memory_available():  # the same step with the allocator out of the comparison
+        kept: dict[str, list[float]] = {"engine": [], "handwritten": []}
+        for r in range(KEPT_ROUNDS):
+            for name in ("engine", "handwritten") if r % 2 == 0 else ("handwritten", "engine"):
+                kept[name].extend(fresh_samples(case, name, count, keep=True)["wall"])
+        row["engine_kept_s"] = statistics.median(kept["engine"])
+        row["handwritten_kept_s"] = statistics.median(kept["handwritten"])
+        row["hand_kept_ratio"] = row["engine_kept_s"] / row["handwritten_kept_s"]
     row["gelu"] = gelu_times(config)
     return row
 
@@ -569,6 +592,12 @@ def render(report: dict[str, Any]) -> str:
             f"{f' ({fused} fused_attention entries)' if fused else ''}; engine − handwritten = "
             f"{fmt_time(r['overhead_per_entry_s'])} per entry"
         )
+        if "hand_kept_ratio" in r:
+            lines.append(
+                f"  with freed memory kept by malloc (no page faults for fresh temporaries): "
+                f"engine {fmt_time(r['engine_kept_s'])}, handwritten "
+                f"{fmt_time(r['handwritten_kept_s'])}, {r['hand_kept_ratio']:.2f}×"
+            )
         h = r["hand_agreement"]
         lines.append(
             f"  |engine − handwritten|: loss {h['loss_difference']:.1e}, gradients "
@@ -620,6 +649,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--worker"]:
         case, name, count = args[1], args[2], int(args[3])
+        if KEEP in args:
+            keep_freed_memory()
         blas = {v: os.environ.get(v, "unset") for v in BLAS_VARIABLES}
         print(json.dumps({**samples(contender(case, name), count), "blas": blas}))
         return
