@@ -52,12 +52,17 @@ def _config(config: Any, owner: str) -> TrainConfig:
     return config
 
 
-def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decoder:
+def build_model(
+    config: TrainConfig, vocab_size: int, rng: SplitMix64, *, fused: bool = True
+) -> Decoder:
     """The decoder the config describes, initialised from ``rng``, its attention fused.
 
     ``fused=True`` records each block's attention core as one tape entry; the values and
-    gradients are the composed chain's bit for bit, so stored runs replay unchanged.
+    gradients are the composed chain's bit for bit, so stored runs replay unchanged. A model
+    built for reading (``load_run``) passes False: it runs the taught chain, whose ops the bug
+    zoo's mutants replace by name.
     """
+    fused = as_flag(fused, "build_model fused")
     _config(config, "build_model")
     vocab_size = positive_int(vocab_size, "build_model vocab_size")
     rng = as_generator(rng, "build_model")
@@ -70,7 +75,7 @@ def build_model(config: TrainConfig, vocab_size: int, rng: SplitMix64) -> Decode
         positions=None if config.positions == "none" else config.positions,
         norm=config.norm,
         ffn=config.ffn,
-        fused=True,
+        fused=fused,
         rng=rng,
         **config.attention_options(),
     )

@@ -62,7 +62,7 @@ def load_run(folder: str | Path) -> StoredRun:
             f"{str(root / 'log.json')!r}: 'characters' must be a string of vocab_size = "
             f"{vocab_size} characters; got {characters!r:.40}."
         )
-    model = build_model(config, vocab_size, SplitMix64(config.seed))
+    model = build_model(config, vocab_size, SplitMix64(config.seed), fused=False)
     info = load_checkpoint(root / "model.npz", model)
     config.check_attention_record(info.extra, str(root / "model.npz"))
     step = info.step
