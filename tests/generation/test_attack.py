@@ -14,13 +14,15 @@ Two properties over hypothesis-drawn cases, in the style of ``tests/autodiff/tes
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from llm_from_scratch.autodiff import Tensor
@@ -45,6 +47,7 @@ from llm_from_scratch.generation import (
 )
 from llm_from_scratch.nn import Decoder
 from llm_from_scratch.random import SplitMix64
+from llm_from_scratch.validate import MAX_ELEMENTS
 
 VOCAB, CAPACITY = 7, 6
 MODELS = {
@@ -95,22 +98,28 @@ def test_a_random_schedule_is_refused_exactly_at_a_gap_or_matches_the_uncached_d
 
 # --- random arguments -----------------------------------------------------------------------
 
-garbage = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-3, 12),
-    st.integers(-(10**20), 10**20),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=3),
-    st.lists(st.integers(-2, 12), max_size=3),
-    st.lists(st.lists(st.integers(-2, 12), max_size=3), max_size=2),
-    st.lists(st.floats(-3, 3), min_size=1, max_size=3),
-    st.just([[1], [1, 2]]),
-    st.builds(object),
-    st.builds(lambda n: np.arange(float(n)), st.integers(0, 4)),
-    st.builds(lambda n: np.arange(n).reshape(1, n), st.integers(0, 4)),
-    st.builds(lambda n: Tensor(np.ones(n)), st.integers(1, 3)),
-)
+
+def arguments(wide: st.SearchStrategy[int]) -> st.SearchStrategy[Any]:
+    """Any kind of argument; ``wide`` draws the integers far from the usual sizes."""
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 12),
+        wide,
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=3),
+        st.lists(st.integers(-2, 12), max_size=3),
+        st.lists(st.lists(st.integers(-2, 12), max_size=3), max_size=2),
+        st.lists(st.floats(-3, 3), min_size=1, max_size=3),
+        st.just([[1], [1, 2]]),
+        st.builds(object),
+        st.builds(lambda n: np.arange(float(n)), st.integers(0, 4)),
+        st.builds(lambda n: np.arange(n).reshape(1, n), st.integers(0, 4)),
+        st.builds(lambda n: Tensor(np.ones(n)), st.integers(1, 3)),
+    )
+
+
+garbage = arguments(st.integers(-(10**20), 10**20))
 
 
 def spellings(value: Any) -> list[str]:
@@ -202,6 +211,25 @@ NAMED |= {"top_p_filter(v)", "sample(rng=v)", "next_tokens(rng=v)", "decoder_ste
 NAMED -= {"generate(prompts=v)"}
 
 
+# Sizes whose accepted values cost work in proportion to them: decoder_step_work(length=n)
+# fills a cache of n − 1 positions ([n, n] scores per head) and generate(max_new_tokens=n) runs
+# up to n steps. Drawn from the whole range, a case took 19 s (n = 12451) and could take hours
+# (generate accepts up to 2^25 − 2 new tokens here). Every size from 1 to the first refused
+# one passes the same checks, so the wide draws skip the costly accepted band (CHEAP, refused)
+# and the edge itself, the first refused size (a closed form of MAX_ELEMENTS), is always tried.
+CHEAP = 64
+KV_WIDTH = M.blocks[0].attention.num_kv_heads * M.blocks[0].attention.head_width  # G · d_h
+FIRST_REFUSED = {
+    "decoder_step_work(length=v)": math.isqrt(MAX_ELEMENTS) + 1,  # T² > MAX_ELEMENTS
+    # the cache holds prompt (2) + n positions of G · d_h values: 2 + n > MAX_ELEMENTS / (G·d_h)
+    "generate(max_new_tokens=v)": MAX_ELEMENTS // KV_WIDTH - 2 + 1,
+}
+SIZED = {
+    target: arguments(st.one_of(st.integers(-(10**20), CHEAP), st.integers(refused, 10**20)))
+    for target, refused in FIRST_REFUSED.items()
+}
+
+
 def is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -211,7 +239,7 @@ def test_random_arguments_are_accepted_or_refused_by_the_package(target):
     call = TARGETS[target]
 
     @settings(max_examples=60, deadline=None)
-    @given(garbage)
+    @given(SIZED.get(target, garbage))
     def attack(value):
         error = refused_or_accepted(lambda: call(value), value)
         if target in FLAGS:  # flags: exactly True and False pass
@@ -224,6 +252,8 @@ def test_random_arguments_are_accepted_or_refused_by_the_package(target):
         if error is not None and plain and target in NAMED:  # the message names the value
             assert any(w in str(error) for w in spellings(value)), (value, str(error))
 
+    if target in FIRST_REFUSED:
+        attack = example(FIRST_REFUSED[target])(attack)  # the refusal edge, every run
     attack()
 
 
@@ -243,3 +273,23 @@ def test_decoder_step_work_refuses_a_length_whose_scores_cannot_be_held(length):
     for cached in (True, False):
         with pytest.raises(ArgumentError, match=r"attention scores \[T, T\] per head"):
             decoder_step_work(M, length, cached=cached)
+
+
+@pytest.mark.parametrize("target", sorted(FIRST_REFUSED))
+def test_the_first_size_too_large_to_hold_is_refused_by_the_package(target):
+    """The edge the wide draws keep: the closed-form first refused size, before numpy allocates."""
+    with pytest.raises(ArgumentError, match="refuses more than"):
+        TARGETS[target](FIRST_REFUSED[target])
+
+
+@pytest.mark.parametrize("batch", [721_764_640, 10**12])
+def test_a_cache_too_large_to_hold_is_refused_before_anything_is_allocated(batch):
+    """KVCache checks every size first (once a [B] array of 5.4 GiB came before the refusal)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArgumentError, match=r"KVCache layer \[B, G, C, d_h\]"):
+            KVCache(M, batch, 4)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, f"KVCache(batch={batch}) allocated {peak:,} bytes before refusing"

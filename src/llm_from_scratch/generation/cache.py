@@ -223,6 +223,21 @@ def _read(stored: np.ndarray, k: Tensor, v: Tensor) -> Tensor:
     return read
 
 
+def check_cache_size(model: Decoder, batch: int, capacity: int, owner: str = "KVCache") -> None:
+    """Refuse a cache whose arrays would pass MAX_ELEMENTS, before any of them is allocated.
+
+    Each layer holds K and V of [B, G, C, d_h] (C = the window w for a rolling buffer, w < C)
+    and a slot map of [B, C]: too large a batch or capacity is the package's refusal, never
+    numpy's MemoryError half-way through building the cache.
+    """
+    for block in model.blocks:
+        window = block.attention.window
+        slots = window if window is not None and window < capacity else capacity
+        shape = (batch, block.attention.num_kv_heads, slots, block.attention.head_width)
+        element_count(shape, f"{owner} layer [B, G, C, d_h]")
+    element_count((batch, capacity), f"{owner} slot map [B, C]")
+
+
 class KVCache:
     """Keys and values of every block of a decoder for B rows and C positions (float64)."""
 
@@ -235,6 +250,7 @@ class KVCache:
         )
         self.num_layers = len(model.blocks)
         self.model_width = model.model_width
+        check_cache_size(model, self.batch, self.capacity)  # before anything is allocated
         self.query_positions = np.zeros((self.batch, 0), dtype=np.int64)  # (B, L)
         self.query_lengths = np.full(self.batch, np.iinfo(np.int64).max, dtype=np.int64)  # (B,)
         self.layers = [

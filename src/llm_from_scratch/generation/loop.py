@@ -33,7 +33,7 @@ from ..validate import (
     positive_int,
     received,
 )
-from .cache import KVCache
+from .cache import KVCache, check_cache_size
 from .sampling import check_temperature, check_top_k, check_top_p, next_tokens
 
 __all__ = ["Generation", "decode_step", "generate", "pad_prompts", "prefill"]
@@ -234,8 +234,16 @@ def generate(
         )
     ids, lengths = pad_prompts(prompts, model.vocab_size, pad_id)
     batch, longest = ids.shape
+    context_given = context is not None
     if context is None:
         context = longest + max(max_new_tokens, 1)
+    if use_cache:  # refused here, naming the argument that sets the cache's capacity
+        sized_by = (
+            f"context={context}"
+            if context_given
+            else f"the longest prompt ({longest}) + max_new_tokens={max_new_tokens}"
+        )
+        check_cache_size(model, batch, context, f"generate's KV cache for {sized_by}:")
     if longest > context:
         raise TokenError(
             f"every prompt must fit the context of {context} positions; prompt "
