@@ -148,11 +148,13 @@ def test_tape_entries_count_the_blocks_ops():
     from benchmarks.train_step import tape_entries
 
     tape = tape_entries(make_problem(TINY))
-    # build_model builds the attention fused: a block records 2 layer norms, q/k/v/output and
-    # up/down matmuls, one fused_attention (head splits, rotations, weights, weights @ v and the
-    # head merge), 2 bias adds, 2 residual adds and the GELU
-    assert tape["per_block"] == 2 + 6 + 1 + 2 + 2 + 1
+    # build_model builds the model fused: a block records 2 layer norms, the q/k/v/output
+    # matmuls, one fused_attention (head splits, rotations, weights, weights @ v and the head
+    # merge), the up and down projections as one affine entry each (matmul and bias add),
+    # 2 residual adds and the GELU
+    assert tape["per_block"] == 2 + 4 + 1 + 2 + 2 + 1
     assert tape["by_op"]["fused_attention"] == TINY.num_layers
+    assert tape["by_op"]["affine"] == 2 * TINY.num_layers
     assert tape["step"] == TINY.num_layers * tape["per_block"] + tape["outside_blocks"]
     assert sum(tape["by_op"].values()) == tape["step"]
 

@@ -533,7 +533,17 @@ def _send(tensor: Tensor, share: np.ndarray, grads: dict[Tensor, np.ndarray]) ->
         tensor._grad = _accumulate(tensor._grad, share)
     else:  # gradients meeting at a shared tensor add up
         previous = grads.get(tensor)
-        grads[tensor] = share if previous is None else previous + share
+        if previous is None:
+            grads[tensor] = share
+        elif (  # a sum only this dict holds: no one else can see it change, add in place
+            previous.base is None
+            and getrefcount(previous) <= _ONLY_PENDING
+            and previous.flags.writeable
+            and previous.dtype == share.dtype
+        ):
+            np.add(previous, share, out=previous)
+        else:
+            grads[tensor] = previous + share
 
 
 def _views(base: np.ndarray, arrays: Any) -> bool:
@@ -546,6 +556,7 @@ def _views(base: np.ndarray, arrays: Any) -> bool:
 
 _ONLY_THE_ENGINE = 3  # references to an input's array inside guard_inputs when nobody else has one
 _ONE_HOLDER = 3  # references to a tensor inside _let_go when one tape entry alone holds it
+_ONLY_PENDING = 3  # references to a pending sum inside _send when only grads holds it
 LET_GO_BYTES = 1 << 16  # a value no VJP reads is let go from this size (64 KiB) up
 _NAN = np.full(1, np.nan)  # every entry of a let-go value reads as this one NaN (no memory)
 _NAN.flags.writeable = False

@@ -2,10 +2,11 @@
 
 A pass run with gradients on records each op with its inputs; the matrix products are
 ``matmul`` (x W, weights · V, the LM head), ``attention_weights`` (q kᵀ inside the fused
-scores op) and ``fused_attention`` (both attention products, in a model built with
-``fused=True``). Their multiply-adds follow from the recorded shapes alone, so the count is
-exact and the same on every machine (no timing). Elementwise work (norms, softmax, GELU) is
-left out: it is a few operations per value, against D or S per value for a product.
+scores op), and in a model built with ``fused=True`` ``affine`` (x W + b) and
+``fused_attention`` (both attention products). Their multiply-adds follow from the recorded
+shapes alone, so the count is exact and the same on every machine (no timing). Elementwise
+work (norms, softmax, GELU) is left out: it is a few operations per value, against D or S per
+value for a product.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ __all__ = ["decoder_step_work", "multiply_adds"]
 
 def _product_work(node: Tensor) -> int:
     """Multiply-adds of one recorded product: batch · m · k · n, or B · H · L · S · d_h."""
-    if node.op_name == "matmul":
+    if node.op_name == "matmul" or node.op_name == "affine":
         summed = node.inputs[0].shape[-1]  # k of [..., m, k] @ [..., k, n] (or a vector)
         return int(node.size) * int(summed)  # every output entry is a length-k dot product
     if node.op_name == "attention_weights":

@@ -26,6 +26,7 @@ from .attention import (
     check_window,
 )
 from .feedforward import FeedForward
+from .linear import fuse_affine
 from .module import Module, as_tensor, check_name, check_part
 from .moe import MixtureOfExperts, RoutingReport, SparseMoE
 from .norms import LayerNorm, RMSNorm, check_epsilon
@@ -261,7 +262,8 @@ class TransformerBlock(Module):
     FFN: ``ffn`` "gelu" | "gelu_tanh" | "swiglu" | "mixtral_moe" (with ``num_experts``,
     ``top_k``), ``ffn_bias`` (None: GELU biased, SwiGLU not). ``norm_eps`` ε of both norms
     (None: LayerNorm 1e-5, RMSNorm 1e-6). ``fused`` records attention's core as one entry
-    where it can (see MultiHeadAttention). Every default is the block as it was before them.
+    where it can (see MultiHeadAttention), and each biased projection the block builds as one
+    ``affine`` entry (see fuse_affine). Every default is the block as it was before them.
     """
 
     def __init__(
@@ -318,6 +320,7 @@ class TransformerBlock(Module):
         head_width = settings["head_width"]
         check_name(name, "TransformerBlock")
         rng = generator(rng, "TransformerBlock")
+        own_ffn = not isinstance(ffn, Module)  # a ready FFN module is the caller's: not marked
         with rng.transaction() as draft:
             attention = MultiHeadAttention(
                 model_width,
@@ -363,6 +366,10 @@ class TransformerBlock(Module):
         )
         self.norm_kind = norm
         self.positions_kind = positions
+        if settings["fused"]:  # biased projections as one affine entry each (see fuse_affine)
+            fuse_affine(attention)
+            if own_ffn:
+                fuse_affine(ffn)
 
     @classmethod
     def from_modules(
