@@ -34,6 +34,7 @@ LLAMA3 = {
     "original_max_position_embeddings": 8192,
 }
 NOT_TOO_BIG = [v for v in BAD_KINDS["count"] if v != 10**12]  # 10**12 is a valid context
+NOT_NONE_EPS = [v for v in BAD_KINDS["eps"] if v is not None]
 CALLS = {
     "LearnedPositions": (
         lambda rng, a: LearnedPositions(a["max_positions"], a["width"], rng=rng),
@@ -57,7 +58,7 @@ CALLS = {
         {"head_width": 8, "theta": 5e5, "scaling": {"rope_type": "llama3", **LLAMA3}},
         {
             "head_width": BAD_KINDS["count"],
-            "theta": BAD_KINDS["eps"],
+            "theta": NOT_NONE_EPS,  # theta=None is the default: the frequency base is ``base``
             "scaling": ["llama3", 8.0, [("rope_type", "llama3")], {"rope_type": "yarn"}, {}],
         },
     ),
