@@ -160,17 +160,26 @@ class Glued:
 glued = Glued()  # one per kernel: a chapter imports it beside glue
 
 
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's mime prefix of a hidden glue
+
+
 def glue(name: str, value: Any, display: bool = False) -> None:
     """``myst_nb.glue`` of ``rounded(value)``: glue every number in prose through this.
 
+    The output is myst-nb's own, byte for byte (``myst_nb.ext.glue.glue``: the value's display
+    data, under GLUE_PREFIX unless displayed, with ``scrapbook`` metadata naming it), written
+    here because importing myst-nb's glue module imports nbformat and jsonschema, about a
+    second of every kernel's start; tests/test_glue_output.py holds the two outputs equal.
     The glued text is also kept in :data:`glued`, for ``{eval}`glued["name:spec"]` `` in prose.
     """
     from IPython.core.formatters import format_display_data
-    from myst_nb import glue as myst_glue  # imported here: only notebooks need myst-nb
+    from IPython.display import display as ipy_display  # imported here: only kernels need it
 
     value = rounded(value)
-    myst_glue(name, value, display=display)
-    data, _ = format_display_data(value)  # the same text/plain myst-nb just recorded
+    data, metadata = format_display_data(value)
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = dict(name=name, mime_prefix=prefix)
+    ipy_display({prefix + k: v for k, v in data.items()}, raw=True, metadata=metadata)
     glued.record(name, data.get("text/plain", ""))
 
 
