@@ -265,6 +265,10 @@ TARGETS_: dict[str, Target] = {
     "build_model(config=v)": (lambda s, v: build_model(v, 6, s.rng), None),
     "build_model(vocab_size=v)": (lambda s, v: build_model(CONFIG, v, s.rng), None),
     "build_model(rng=v)": (lambda s, v: build_model(CONFIG, 6, v), None),
+    "build_model(fused=v)": (
+        lambda s, v: None if isinstance(v, bool) else build_model(CONFIG, 6, s.rng, fused=v),
+        None,
+    ),
     "build_optimizer(config=v)": (lambda s, v: build_optimizer(v, MODEL), None),
     "build_optimizer(model=v)": (lambda s, v: build_optimizer(CONFIG, v), None),
     "learning_rate(config=v)": (lambda s, v: learning_rate(v, 0), None),
