@@ -120,7 +120,8 @@ class Linear(Module):
 
 
 def fuse_affine(module: Module) -> None:
-    """Set ``fused`` on every Linear in ``module``'s tree: each biased one records XW + b once.
+    """Set ``fused`` on every Linear in ``module``'s tree: a biased one then records XW + b as
+    one ``affine`` entry for inputs of rank ≥ 2 (a single vector keeps matmul then add).
 
     The values and gradients are the matmul-then-add chain's bit for bit (one temporary and one
     tape entry fewer per layer); the chain stays what a plain Linear records.

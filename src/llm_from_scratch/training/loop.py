@@ -55,10 +55,11 @@ def _config(config: Any, owner: str) -> TrainConfig:
 def build_model(
     config: TrainConfig, vocab_size: int, rng: SplitMix64, *, fused: bool = True
 ) -> Decoder:
-    """The decoder the config describes, initialised from ``rng``, its attention fused.
+    """The decoder the config describes, initialised from ``rng``, fused.
 
-    ``fused=True`` records each block's attention core as one tape entry; the values and
-    gradients are the composed chain's bit for bit, so stored runs replay unchanged. A model
+    ``fused=True`` records each block's attention core as one tape entry and each biased
+    projection (x W + b) as one ``affine`` entry; the values and gradients are the composed
+    chain's bit for bit, so stored runs replay unchanged. A model
     built for reading (``load_run``) passes False: it runs the taught chain, whose ops the bug
     zoo's mutants replace by name.
     """
