@@ -40,6 +40,11 @@ def pytest_configure(config: pytest.Config) -> None:
 # work is handed out first, so the two workers finish together.
 SPREAD_MODULES = {"tests/book/test_fixture_edits.py"}
 PER_PAGE_MODULES = {"tests/browser/test_screens.py"}
+# Modules that share one session-scoped fixture: one group (the JupyterLab server is started once).
+SHARED_GROUPS = dict.fromkeys(
+    ("tests/browser/test_jupyterlab_live_prose.py", "tests/browser/test_jupyterlab_roundtrip.py"),
+    "tests/browser/test_jupyterlab_*.py",
+)
 FIRST = ("tests/book/test_fixture_edits.py", "book/", "tests/browser/")
 
 
@@ -59,5 +64,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             page = getattr(item, "callspec", None) and item.callspec.params.get("path")
             item.add_marker(pytest.mark.xdist_group(f"{path}:{page or item.name}"))
         elif path not in SPREAD_MODULES:
-            item.add_marker(pytest.mark.xdist_group(path))
+            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(path, path)))
     items.sort(key=_rank)  # stable: within a rank, collection order

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.error import URLError
 from urllib.parse import urlsplit
+from urllib.request import urlopen
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Request, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_HTML points the tests at another build (e.g. `jupyter-book build . --path-output DIR`
@@ -94,16 +96,15 @@ class Visit:
     page: Page
     site: str
     problems: list[str] = field(default_factory=list)
+    pending: set[Request] = field(default_factory=set)  # requests sent, not yet answered
+    watching: bool = False
 
     def watch(self) -> None:
         host = urlsplit(self.site).netloc
-        self.page.on("request", lambda request: self._request(request.url, host))
-        self.page.on(
-            "requestfailed",
-            lambda request: self.problems.append(
-                f"request failed: {request.url} ({request.failure})"
-            ),
-        )
+        self.watching = True
+        self.page.on("request", lambda request: self._request(request, host))
+        self.page.on("requestfinished", lambda request: self.pending.discard(request))
+        self.page.on("requestfailed", self._failed)
         self.page.on(
             "response",
             lambda response: (
@@ -120,12 +121,17 @@ class Visit:
         )
         self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
 
-    def _request(self, url: str, host: str) -> None:
-        parts = urlsplit(url)
+    def _request(self, request: Request, host: str) -> None:
+        self.pending.add(request)
+        parts = urlsplit(request.url)
         if parts.scheme in {"data", "blob", "about"}:
             return
         if parts.netloc != host:
-            self.problems.append(f"request to another host: {url}")
+            self.problems.append(f"request to another host: {request.url}")
+
+    def _failed(self, request: Request) -> None:
+        self.pending.discard(request)
+        self.problems.append(f"request failed: {request.url} ({request.failure})")
 
 
 @pytest.fixture
@@ -139,28 +145,81 @@ def visit(browser: Browser, site: str) -> Iterator[Visit]:
     context.close()
 
 
+# Every formula typeset, every widget view rendered (anywidget-lite.js renders each view into a
+# .widget-subarea placed before its script), every image finished, every web font loaded.
+TYPESET = f"""() => [...document.querySelectorAll('{MATH}')]
+  .every((math) => math.querySelector('mjx-container'))"""
+RENDERED = "(views) => document.querySelectorAll('.widget-subarea > *').length >= views"
+IMAGES_DONE = "() => [...document.images].every((image) => image.complete)"
+FONTS_DONE = "() => document.fonts.status === 'loaded'"
+# How many resources the page has fetched, read again two animation frames later.
+RESOURCES_GREW = """async () => {
+  const count = () => performance.getEntriesByType('resource').length;
+  const before = count();
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  return count() - before;
+}"""
+# Two frames for a style change to start its transitions, then every finite animation and
+# transition on the page to its end (an infinite one never ends: it is not waited for).
+MOTION_DONE = """async () => {
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const finite = document.getAnimations()
+    .filter((animation) => animation.effect?.getComputedTiming().endTime !== Infinity);
+  await Promise.all(finite.map((animation) => animation.finished.catch(() => null)));
+  await new Promise((done) => requestAnimationFrame(done));
+}"""
+FIGURE_IMAGES = ".bd-article .cell_output img, .bd-article figure img"
+# figure-zoom.js marks each figure image once it has read the figure's text sizes.
+ZOOM_MARKED = """(images) => [...document.querySelectorAll(images)]
+  .every((image) => image.dataset.lfsLegible)"""
+QUIET_ROUNDS = 2  # consecutive checks with no request open and no resource added
+QUIET_TIMEOUT = 20.0  # s: the pages' default timeout
+
+
 def settle(visit: Visit, path: str) -> None:
-    """Open the page and wait until its math, widgets and images have finished."""
+    """Open the page and wait until its math, widgets, images, fonts and requests have finished.
+
+    Explicit conditions instead of Playwright's "networkidle" (500 ms without traffic): the load
+    event, each of the page's own end states, then no request open (every request the page sent
+    answered or failed, tracked through Visit.watch's events, so each one has been checked) and
+    no resource added over two animation frames, twice in a row.
+    """
     page = visit.page
-    page.goto(visit.site + path, wait_until="networkidle")
-    if REDIRECT.search((HTML / path).read_text(encoding="utf-8")):
+    assert visit.watching, "settle needs a watched Visit (call visit.watch() first)"
+    page.goto(visit.site + path, wait_until="load")
+    if REDIRECT.search((HTML / urlsplit(path).path).read_text(encoding="utf-8")):
         # A redirect stub (index.html): settle on the page it sends the reader to.
         page.wait_for_url(lambda url: not url.endswith("/" + path))
-        page.wait_for_load_state("networkidle")
+        page.wait_for_load_state("load")
     if page.locator(MATH).count():
-        page.wait_for_function(
-            f"() => [...document.querySelectorAll('{MATH}')]"
-            ".every((math) => math.querySelector('mjx-container'))"
-        )
+        page.wait_for_function(TYPESET)
     views = page.locator(WIDGET_VIEW).count()
     if views:
-        # anywidget-lite.js renders each view into a .widget-subarea placed before its script.
-        page.wait_for_function(
-            "(views) => document.querySelectorAll('.widget-subarea > *').length >= views",
-            arg=views,
-        )
-    page.wait_for_function("() => [...document.images].every((image) => image.complete)")
-    page.wait_for_load_state("networkidle")
+        page.wait_for_function(RENDERED, arg=views)
+    page.wait_for_function(IMAGES_DONE)
+    page.wait_for_function(FONTS_DONE)
+    wait_until_quiet(visit, path)
+    page.wait_for_function(IMAGES_DONE)  # an image requested while it went quiet
+
+
+def wait_for_motion(page: Page) -> None:
+    """Wait until the transitions and animations a click or key press started have finished."""
+    page.evaluate(MOTION_DONE)
+
+
+def wait_until_quiet(visit: Visit, path: str) -> None:
+    """Return once no request is open and none was added, QUIET_ROUNDS checks in a row."""
+    deadline = time.monotonic() + QUIET_TIMEOUT
+    quiet = 0
+    while quiet < QUIET_ROUNDS:
+        grew = visit.page.evaluate(RESOURCES_GREW)  # also lets Playwright deliver the events
+        quiet = quiet + 1 if not grew and not visit.pending else 0
+        if quiet < QUIET_ROUNDS and time.monotonic() > deadline:
+            open_urls = sorted(request.url for request in visit.pending)
+            pytest.fail(
+                f"{path}: requests still open {QUIET_TIMEOUT:g} s after the page loaded "
+                f"(a page must finish loading): {open_urls[:5]}"
+            )
 
 
 def free_port() -> int:
@@ -187,14 +246,42 @@ def jupyterlab(folder: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
     try:
-        for _ in range(120):  # wait until it listens (a readiness poll, not a timed assertion)
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}/"
+        wait_until_serving(server, url)
+        yield url
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+LAB_START_TIMEOUT = 120.0  # s: a readiness deadline, not a timed assertion
+
+
+def wait_until_serving(server: subprocess.Popen, url: str) -> None:
+    """Return once the server answers its status API (``GET api/status`` is 200)."""
+    deadline = time.monotonic() + LAB_START_TIMEOUT
+    while True:
+        if server.poll() is not None:
+            pytest.fail(f"JupyterLab exited with status {server.returncode} before serving {url}")
+        try:
+            with urlopen(url + "api/status", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except (URLError, OSError):
+            pass  # not listening yet
+        if time.monotonic() > deadline:
+            pytest.fail(f"JupyterLab did not answer {url}api/status in {LAB_START_TIMEOUT:g} s")
+        time.sleep(0.05)  # the interval between two polls of the condition
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One JupyterLab per test process: its URL and the folder it serves.
+
+    Shared by the JupyterLab modules (the root conftest.py keeps them in one pytest-xdist
+    worker); each copies its own chapter files in, under names the other does not use.
+    """
+    folder = tmp_path_factory.mktemp("jupyterlab")
+    with jupyterlab(folder) as url:
+        yield url, folder

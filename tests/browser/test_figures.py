@@ -3,7 +3,15 @@
 import pytest
 from playwright.sync_api import Browser
 
-from .conftest import HTML, SCREENSHOTS, built_pages
+from .conftest import (
+    FIGURE_IMAGES,
+    HTML,
+    SCREENSHOTS,
+    ZOOM_MARKED,
+    Visit,
+    built_pages,
+    settle,
+)
 
 PAGES = [p for p in built_pages() if (HTML / p).is_file() and "<img" in (HTML / p).read_text()]
 
@@ -13,7 +21,10 @@ def test_a_scaled_down_figure_opens_at_full_size(browser: Browser, site: str) ->
     context = browser.new_context(viewport={"width": 390, "height": 800})
     page = context.new_page()
     page.set_default_timeout(20_000)
-    page.goto(site + PAGES[-1], wait_until="networkidle")
+    visit = Visit(page, site)
+    visit.watch()  # the open requests settle waits for
+    settle(visit, PAGES[-1])
+    page.wait_for_function(ZOOM_MARKED, arg=FIGURE_IMAGES)  # sized by the figure's text
     image = page.locator("img.lfs-zoomable").first
     assert image.count(), f"no scaled-down figure on {PAGES[-1]} at 390 px"
     full = image.evaluate("(i) => parseFloat(i.style.width) || Number(i.getAttribute('width'))")

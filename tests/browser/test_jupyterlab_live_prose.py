@@ -17,14 +17,13 @@ import importlib.util
 import json
 import runpy
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.browser.conftest import SCREENSHOTS, jupyterlab
+from tests.browser.conftest import SCREENSHOTS
 from tests.browser.test_jupyterlab_roundtrip import open_settled
 from tools.sync_notebooks import USER_EXPRESSIONS, execute, read_source
 
@@ -56,13 +55,13 @@ def shown_text(result: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def lab(lab_server: tuple[str, Path]) -> tuple[str, Path]:
+    """The shared JupyterLab (see conftest.py), with the chapter's notebook copied in."""
     if importlib.util.find_spec("jupyterlab_myst") is None:
         pytest.fail("jupyterlab-myst is not installed: `pip install -r requirements.txt`")
-    folder = tmp_path_factory.mktemp("live-prose")
+    url, folder = lab_server
     shutil.copyfile(ROOT / "book" / f"{CHAPTER}.ipynb", folder / f"{CHAPTER}.ipynb")
-    with jupyterlab(folder) as url:
-        yield url, folder
+    return url, folder
 
 
 def read_prose(page: Page, cells: list[int]) -> dict[int, str]:

@@ -1,10 +1,11 @@
 """A chapter opened in JupyterLab and saved without edits stays byte-identical (.ipynb and .md).
 
-Runs a real JupyterLab (from requirements.txt, on this interpreter) on 127.0.0.1 over a copy of
-a chapter pair and drives it with Chromium: open, wait until the file is in the document model
-and the kernel has reported its kernelspec and language_info (JupyterLab writes both into the
-notebook's metadata), check the document is not marked modified, save, compare the bytes with
-the originals.
+Runs a real JupyterLab (from requirements.txt, on this interpreter; one per test process,
+shared with test_jupyterlab_live_prose.py) on 127.0.0.1 over a copy of a chapter pair and
+drives it with Chromium: open, wait until the file is in the document model and the kernel has
+reported its kernelspec and language_info (JupyterLab writes both into the notebook's
+metadata), check the document is not marked modified, save, compare the bytes with the
+originals.
 
 Waiting on the page alone is not enough: before the file arrives the notebook shows a
 placeholder cell and an "idle" indicator with no kernel, and its model is still marked
@@ -13,13 +14,10 @@ document's own promises instead.
 """
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
-
-from tests.browser.conftest import jupyterlab
 
 ROOT = Path(__file__).resolve().parents[2]
 # Chapters whose sources carry the kernel's language_info in their header (see
@@ -56,12 +54,12 @@ NEXT_SAVE = """() => {
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    folder = tmp_path_factory.mktemp("lab")
+def lab(lab_server: tuple[str, Path]) -> tuple[str, Path]:
+    """The shared JupyterLab, with this module's chapter pair copied into its folder."""
+    url, folder = lab_server
     for name in NAMES:
         shutil.copyfile(ROOT / "book" / name, folder / name)
-    with jupyterlab(folder) as url:
-        yield url, folder
+    return url, folder
 
 
 def open_settled(browser: Browser, url: str, name: str) -> tuple[Page, bool]:

@@ -8,7 +8,7 @@ it the article instead.
 
 import re
 
-from .conftest import HTML, Visit
+from .conftest import HTML, Visit, settle
 
 CHAPTER = "book/06-multi-head-attention.html"
 WORD = "pencil"  # appears once in the chapter's opening paragraph
@@ -31,7 +31,7 @@ def test_snippet_quotes_the_matching_sentence(visit: Visit) -> None:
         "console", lambda message: message.type == "warning" and warnings.append(message.text)
     )
     page = visit.page
-    page.goto(f"{visit.site}search.html?q={WORD}", wait_until="networkidle")
+    settle(visit, f"search.html?q={WORD}")
     # searchtools.js fetches each result page for its snippet, then reports that it finished.
     page.wait_for_function(
         "() => document.querySelector('.search-summary')?.textContent.includes('finished')"
@@ -65,7 +65,7 @@ def test_search_matches_whole_words_and_quotes_prose(visit: Visit) -> None:
     ]
     assert inside_a_word, "no page has 'rope' only inside a word: the test would prove nothing"
     page = visit.page
-    page.goto(f"{visit.site}search.html?q={query}", wait_until="networkidle")
+    settle(visit, f"search.html?q={query}")
     page.wait_for_function(
         "() => document.querySelector('.search-summary')?.textContent.includes('finished')"
     )
