@@ -11,6 +11,7 @@ the browser tests instead of running them after. For each case it writes
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import subprocess
@@ -20,6 +21,8 @@ from types import ModuleType
 
 import nbformat
 import pytest
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -76,16 +79,43 @@ def edited_chapter(md: Path, fixture_source: str) -> nbformat.NotebookNode:
     return notebook
 
 
-def execute(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Run every cell in a fresh python3 kernel with working directory book/."""
+def _started_kernel() -> AsyncKernelManager:
+    """A fresh python3 kernel process, launched with working directory book/ (not waited for)."""
+    manager = AsyncKernelManager(kernel_name="python3")
+    run_sync(manager.start_kernel)(cwd=str(BOOK))
+    return manager
+
+
+def _shut_down_spares() -> None:
+    while _SPARE:
+        manager = _SPARE.pop()
+        run_sync(manager.shutdown_kernel)(now=True)
+
+
+_SPARE: list[AsyncKernelManager] = []  # the next run's kernel, starting while this one runs
+atexit.register(_shut_down_spares)
+
+
+def execute(notebook: nbformat.NotebookNode, *, another: bool = True) -> nbformat.NotebookNode:
+    """Run every cell in a fresh python3 kernel with working directory book/.
+
+    Each run gets a kernel process of its own, never used before. While it runs, the next
+    run's kernel starts (``another``: a run may follow), so the next run does not wait for a
+    kernel's start-up; a kernel is shut down at once when its notebook has run.
+    """
+    manager = _SPARE.pop() if _SPARE else _started_kernel()
+    if another:
+        _SPARE.append(_started_kernel())
     client = NotebookClient(
         notebook,
+        km=manager,
         timeout=CELL_TIMEOUT,
         kernel_name="python3",
         resources={"metadata": {"path": str(BOOK)}},
         record_timing=False,
+        shutdown_kernel="immediate",
     )
-    client.execute()
+    client.execute(cleanup_kc=True)  # shuts the kernel down, although this client did not start it
     return notebook
 
 
@@ -95,9 +125,11 @@ def _write(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def run_case(out: Path, stem: str, variant: str, fixture_source: str) -> None:
+def run_case(
+    out: Path, stem: str, variant: str, fixture_source: str, *, another: bool = True
+) -> None:
     try:
-        notebook = execute(edited_chapter(BOOK / f"{stem}.md", fixture_source))
+        notebook = execute(edited_chapter(BOOK / f"{stem}.md", fixture_source), another=another)
     except (CellExecutionError, ValueError) as error:
         _write(result_path(out, stem, variant, ".error"), str(error))
     else:
@@ -106,10 +138,11 @@ def run_case(out: Path, stem: str, variant: str, fixture_source: str) -> None:
 
 def main(argv: list[str]) -> None:
     out = Path(argv[0])
-    for case in argv[1:]:
+    cases = argv[1:]
+    for number, case in enumerate(cases, start=1):
         stem, variant = case.split(":", 1)
         source = load_variants(BOOK / f"{stem}.md").VARIANTS[variant]
-        run_case(out, stem, variant, source)
+        run_case(out, stem, variant, source, another=number < len(cases))
 
 
 if __name__ == "__main__":
