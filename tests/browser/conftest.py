@@ -18,27 +18,19 @@ from urllib.parse import urlsplit
 from urllib.request import urlopen
 
 import pytest
-from playwright.sync_api import Browser, Page, Request, sync_playwright
+from playwright.sync_api import Browser, Page, Request
+
+from tests.browser.session import close_contexts, shared_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_HTML points the tests at another build (e.g. `jupyter-book build . --path-output DIR`
 # puts it in DIR/_build/html); screenshots go beside that html folder, in screenshots/.
 HTML = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")).resolve()
 SCREENSHOTS = HTML.parent / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
 BUILD_COMMAND = "bash tools/install_and_build.sh"
 MATH = "span.math, div.math"
 REDIRECT = re.compile(r'<meta http-equiv="refresh"', re.IGNORECASE)
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def built_pages() -> list[str]:
@@ -74,19 +66,13 @@ def site() -> Iterator[str]:
     thread.join()
 
 
-# Module scope: Playwright's sync API refuses to start while another instance runs, and other
-# test modules (tests/widgets/) start their own.
+# Module scope, on the process's one Chromium (tests/browser/session.py): each module's contexts
+# are closed at its end, as if it had had a browser of its own.
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.is_file():
-        pytest.fail(
-            f"{CHROMIUM} is missing: install Debian's Chromium with "
-            "`apt-get update && apt-get install -y chromium` (Playwright cannot download one)."
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
+def browser(request: pytest.FixtureRequest) -> Iterator[Browser]:
+    browser = shared_browser(request.config)
+    yield browser
+    close_contexts(browser)
 
 
 @dataclass

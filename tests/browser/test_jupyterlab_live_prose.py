@@ -143,7 +143,7 @@ def test_prose_numbers_show_on_open_and_follow_a_fixture_edit(
         }""",
         arg={str(k): v for k, v in expected.items()},
         timeout=240_000,
-        polling=1000,
+        polling=100,  # ms between two checks of the condition
     )
     lab_results = {m["index"]: m["expressions"] for m in page.evaluate(PROSE)}
     after = read_prose(page, with_numbers)

@@ -7,11 +7,9 @@ Each view is mounted the way anywidget mounts it (the module string imported fro
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright import sync_api as playwright_api
 
 from llm_from_scratch.widgets import (
     precomputed_slider,
@@ -20,17 +18,8 @@ from llm_from_scratch.widgets import (
     predict_number,
     predict_shape,
 )
+from tests.browser.session import close_contexts, shared_browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 HARNESS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>widget views</title></head>
 <body><main id="root"></main>
@@ -63,14 +52,11 @@ window.mount = async (esm, css, state) => {
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get update && apt-get install -y chromium")
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Debian's Chromium, headless: the test process's one instance (tests/browser/session.py)."""
+    browser = shared_browser(request.config)
+    yield browser
+    close_contexts(browser)
 
 
 @pytest.fixture
