@@ -31,6 +31,26 @@ BUILD_COMMAND = "bash tools/install_and_build.sh"
 MATH = "span.math, div.math"
 REDIRECT = re.compile(r'<meta http-equiv="refresh"', re.IGNORECASE)
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
+# Installed before a page's own scripts: counts the page's timers shorter than 500 ms (the quiet
+# window of Playwright's "networkidle") that have not fired yet, so settle waits for the work
+# they start. (Sphinx's search pulses its "Searching" dots every 500 ms while it runs.)
+SHORT_TIMERS = """(() => {
+  const open = new Set();
+  const { setTimeout: set, clearTimeout: clear } = window;
+  window.setTimeout = function (callback, delay, ...rest) {
+    const handle = set.call(window, (...args) => {
+      open.delete(handle);
+      return typeof callback === "function" ? callback(...args) : Function(callback)();
+    }, delay, ...rest);
+    if (!(Number(delay) >= 500)) open.add(handle);
+    return handle;
+  };
+  window.clearTimeout = function (handle) {
+    open.delete(handle);
+    return clear.call(window, handle);
+  };
+  Object.defineProperty(window, "lfsShortTimers", { get: () => open.size });
+})()"""
 
 
 def built_pages() -> list[str]:
@@ -88,6 +108,7 @@ class Visit:
     def watch(self) -> None:
         host = urlsplit(self.site).netloc
         self.watching = True
+        self.page.add_init_script(SHORT_TIMERS)
         self.page.on("request", lambda request: self._request(request, host))
         self.page.on("requestfinished", lambda request: self.pending.discard(request))
         self.page.on("requestfailed", self._failed)
@@ -138,12 +159,13 @@ TYPESET = f"""() => [...document.querySelectorAll('{MATH}')]
 RENDERED = "(views) => document.querySelectorAll('.widget-subarea > *').length >= views"
 IMAGES_DONE = "() => [...document.images].every((image) => image.complete)"
 FONTS_DONE = "() => document.fonts.status === 'loaded'"
-# How many resources the page has fetched, read again two animation frames later.
-RESOURCES_GREW = """async () => {
+# Over two animation frames: how many resources the page added, and how many short timers are
+# still to fire at the end (-1 without the timer count: a page opened before Visit.watch).
+BUSY = """async () => {
   const count = () => performance.getEntriesByType('resource').length;
   const before = count();
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
-  return count() - before;
+  return [count() - before, window.lfsShortTimers ?? -1];
 }"""
 # Two frames for a style change to start its transitions, then every finite animation and
 # transition on the page to its end (an infinite one never ends: it is not waited for).
@@ -167,8 +189,9 @@ def settle(visit: Visit, path: str) -> None:
 
     Explicit conditions instead of Playwright's "networkidle" (500 ms without traffic): the load
     event, each of the page's own end states, then no request open (every request the page sent
-    answered or failed, tracked through Visit.watch's events, so each one has been checked) and
-    no resource added over two animation frames, twice in a row.
+    answered or failed, tracked through Visit.watch's events, so each one has been checked), no
+    timer shorter than 500 ms waiting to fire (the work one starts is waited for too) and no
+    resource added over two animation frames, twice in a row.
     """
     page = visit.page
     assert visit.watching, "settle needs a watched Visit (call visit.watch() first)"
@@ -194,17 +217,20 @@ def wait_for_motion(page: Page) -> None:
 
 
 def wait_until_quiet(visit: Visit, path: str) -> None:
-    """Return once no request is open and none was added, QUIET_ROUNDS checks in a row."""
+    """Return once no request or short timer is open and no resource was added, QUIET_ROUNDS
+    checks in a row."""
     deadline = time.monotonic() + QUIET_TIMEOUT
     quiet = 0
     while quiet < QUIET_ROUNDS:
-        grew = visit.page.evaluate(RESOURCES_GREW)  # also lets Playwright deliver the events
-        quiet = quiet + 1 if not grew and not visit.pending else 0
+        grew, timers = visit.page.evaluate(BUSY)  # also lets Playwright deliver the events
+        assert timers >= 0, f"{path}: the page has no timer count (Visit.watch came after it)"
+        quiet = quiet + 1 if not grew and not timers and not visit.pending else 0
         if quiet < QUIET_ROUNDS and time.monotonic() > deadline:
             open_urls = sorted(request.url for request in visit.pending)
             pytest.fail(
-                f"{path}: requests still open {QUIET_TIMEOUT:g} s after the page loaded "
-                f"(a page must finish loading): {open_urls[:5]}"
+                f"{path}: {len(open_urls)} requests and {timers} timers shorter than 500 ms "
+                f"still open {QUIET_TIMEOUT:g} s after the page loaded (a page must finish "
+                f"loading): {open_urls[:5]}"
             )
 
 
