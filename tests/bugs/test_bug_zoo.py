@@ -167,3 +167,17 @@ def test_a_new_mutant_needs_only_an_entry() -> None:
     with switched(entry) as switch:
         _layer_norm_of_two_tokens()
     assert not switch.reached()
+
+
+CHEAP_CHECKS = ["shapes", "known-values", "causal-prefix", "rows-sum-to-one", "window-mask"]
+
+
+def test_cells_the_matrix_leaves_unrun_are_those_a_run_finds_unreached() -> None:
+    """run_matrix marks a cell n/a from the check's clean run without running it; running every
+    such cell with its mutant on (run_check) gives the same status and reason, cell by cell."""
+    quick = run_matrix(checks=CHEAP_CHECKS)
+    skipped = [key for key, cell in quick.cells.items() if cell.seconds == 0.0]
+    assert skipped, "the cheap checks leave some mutant's piece uncalled"
+    for (name, check), cell in quick.cells.items():
+        full = run_check(name, check)
+        assert (cell.status, cell.reason) == (full.status, full.reason), (name, check)
