@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch.autodiff import Tensor, ops, recorded_ops
-from llm_from_scratch.errors import ShapeError
+from llm_from_scratch.errors import ArgumentError, ShapeError
 from llm_from_scratch.generation import decoder_step_work
 from llm_from_scratch.nn import Decoder, FeedForward, Linear, TransformerBlock
 from llm_from_scratch.nn.linear import fuse_affine
@@ -132,3 +132,9 @@ def test_shares_summed_in_place_give_the_closed_form() -> None:
     loss = sum(((h * w).sum() for w in weights), Tensor(0.0))
     loss.backward()
     np.testing.assert_allclose(x.grad, 2.0 * sum(weights), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("value", [None, "up", np.ones(2), [Linear(2, 2, rng=SplitMix64(1))]])
+def test_fuse_affine_refuses_what_is_not_a_module(value) -> None:
+    with pytest.raises(ArgumentError, match="fuse_affine marks the Linear layers of a Module"):
+        fuse_affine(value)
