@@ -12,7 +12,7 @@ import functools
 import inspect
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..errors import ArgumentError, FromScratchError
 from ..validate import received
 from .catalogue import MUTANTS, mutant
 from .checks import CHECKS, Outcome
-from .switch import Mutant, resolve_seam, switched
+from .switch import Mutant, patched, seam_of, switched
 
 __all__ = ["CAUGHT", "MISSED", "NOT_APPLICABLE", "Cell", "Matrix", "run_check", "run_matrix"]
 
@@ -119,35 +119,24 @@ def _spied(seams: Iterable[str]) -> Iterator[dict[str, int]]:
 
     Each seam that holds a plain function is wrapped by one that counts and calls it (a seam
     holding anything else is left alone and never counted). The originals are put back on any
-    exit, as ``switched`` does.
+    exit, by ``patched``, as in ``switched``.
     """
     calls: dict[str, int] = {}
-    restore: list[tuple[Any, str, bool, Any]] = []
-    try:
-        for seam in dict.fromkeys(seams):
-            owner, attribute = resolve_seam(seam)
-            had_own = attribute in vars(owner)
-            original = vars(owner)[attribute] if had_own else getattr(owner, attribute)
-            if not inspect.isfunction(original):
+    with ExitStack() as stack:
+        for name in dict.fromkeys(seams):
+            seam = seam_of(name)
+            if not inspect.isfunction(seam.original):
                 continue
-            calls[seam] = 0
+            calls[name] = 0
 
             def counted(
-                *args: Any, _seam: str = seam, _piece: Any = original, **kwargs: Any
+                *args: Any, _name: str = name, _piece: Any = seam.original, **kw: Any
             ) -> Any:
-                calls[_seam] += 1
-                return _piece(*args, **kwargs)
+                calls[_name] += 1
+                return _piece(*args, **kw)
 
-            functools.update_wrapper(counted, original)
-            restore.append((owner, attribute, had_own, original))
-            setattr(owner, attribute, counted)
+            stack.enter_context(patched(seam, functools.update_wrapper(counted, seam.original)))
         yield calls
-    finally:
-        for owner, attribute, had_own, original in reversed(restore):
-            if had_own:
-                setattr(owner, attribute, original)
-            else:
-                delattr(owner, attribute)
 
 
 def run_matrix(

@@ -18,12 +18,12 @@ import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ArgumentError
 from ..validate import received
 
-__all__ = ["Mutant", "Switch", "resolve_seam", "switched"]
+__all__ = ["Mutant", "Seam", "Switch", "patched", "resolve_seam", "seam_of", "switched"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,38 @@ def _counting(replacement: Callable[..., Any], switch: Switch) -> Callable[..., 
     return counted
 
 
+class Seam(NamedTuple):
+    """A resolved seam: where its attribute lives and what it holds now."""
+
+    owner: Any
+    attribute: str
+    had_own: bool  # False for an inherited method: deleted again on restore, not copied down
+    original: Any
+
+
+def seam_of(seam: str) -> Seam:
+    """The resolved seam ``"module:attribute"`` or ``"module:Class.attribute"``, as it is now."""
+    owner, attribute = resolve_seam(seam)
+    own = vars(owner)
+    had_own = attribute in own
+    return Seam(
+        owner, attribute, had_own, own[attribute] if had_own else getattr(owner, attribute)
+    )
+
+
+@contextmanager
+def patched(seam: Seam, replacement: Any) -> Iterator[None]:
+    """The seam's attribute set to ``replacement`` in the block; the original back on any exit."""
+    try:
+        setattr(seam.owner, seam.attribute, replacement)
+        yield
+    finally:
+        if seam.had_own:
+            setattr(seam.owner, seam.attribute, seam.original)
+        elif vars(seam.owner).get(seam.attribute) is replacement:
+            delattr(seam.owner, seam.attribute)
+
+
 @contextmanager
 def switched(mutant: Mutant) -> Iterator[Switch]:
     """Replace the mutant's seam inside the block and restore the original on any exit.
@@ -118,27 +150,17 @@ def switched(mutant: Mutant) -> Iterator[Switch]:
             f"bug() switches on one mutant at a time; {_active[0]!r} is already on, so "
             f"{mutant.name!r} cannot be nested inside it. Leave the first with-block first."
         )
-    owner, attribute = resolve_seam(mutant.seam)
-    own = vars(owner)
-    had_own = attribute in own  # an inherited method is deleted again, not copied down
-    original = own[attribute] if had_own else getattr(owner, attribute)
+    seam = seam_of(mutant.seam)
     switch = Switch(mutant)
-    wrong = mutant.make(original)
+    wrong = mutant.make(seam.original)
     if not callable(wrong):
         raise ArgumentError(
             f"The mutant {mutant.name!r}'s make(original) must return the wrong replacement, a "
             f"callable; got {received(wrong)}."
         )
-    replacement = _counting(wrong, switch)
     _active.append(mutant.name)
     try:
-        setattr(owner, attribute, replacement)
-        yield switch
+        with patched(seam, _counting(wrong, switch)):
+            yield switch
     finally:
-        try:
-            if had_own:
-                setattr(owner, attribute, original)
-            elif vars(owner).get(attribute) is replacement:
-                delattr(owner, attribute)
-        finally:
-            _active.clear()
+        _active.clear()
