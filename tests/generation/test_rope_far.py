@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llm_from_scratch.autodiff import Tensor
+from llm_from_scratch.errors import ArgumentError
 from llm_from_scratch.nn.positions import TABLE_ROWS, RoPEPositions, RotaryEmbedding
 
 
@@ -49,6 +50,21 @@ def test_far_positions_keep_the_table_small_after_ordinary_calls():
     rope.rotate(x)  # the default positions 0, 1, 2: a table of 3 rows
     rope.rotate(x, np.array([10**6, 10**7, 10**8]))
     assert rope._table_length() == 3
+
+
+def test_prepare_tables_builds_once_up_to_the_limit_and_refuses_a_bad_length():
+    rope = RotaryEmbedding(8)
+    rope.prepare_tables(5)
+    assert rope._table_length() == 5
+    rope.prepare_tables(3)  # shorter: the table already holds it
+    assert rope._table_length() == 5
+    far = RotaryEmbedding(8)
+    far.prepare_tables(TABLE_ROWS + 1)  # beyond the limit: rotated row by row, no table
+    assert far._table_length() == 0
+    for bad in (-1, 2.5, "4", None):
+        with pytest.raises(ArgumentError, match="prepare_tables length"):
+            far.prepare_tables(bad)  # type: ignore[arg-type]
+    assert far._table_length() == 0
 
 
 @settings(max_examples=40, deadline=None)

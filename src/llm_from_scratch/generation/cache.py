@@ -32,8 +32,8 @@ import numpy as np
 from ..autodiff import Tensor, grad_enabled
 from ..autodiff.tensor import TapeEntry, creation_numbers
 from ..errors import ArgumentError, TokenError
-from ..nn import positions as positions_module
 from ..nn.decoder import Decoder
+from ..nn.positions import RotaryEmbedding
 from ..validate import as_integer, as_numpy, element_count, non_negative_int, positive_int
 
 __all__ = [
@@ -356,19 +356,16 @@ class KVCache:
 
 
 def _prepare_rotations(model: Decoder, capacity: int) -> None:
-    """Build each RoPE scheme's shared tables for the positions this cache holds, once.
+    """Build each RoPE scheme's shared tables for the C positions this cache holds, once.
 
     A rotary scheme keeps one table for the longest length it has seen and rebuilds it when a
-    longer one is asked for: a step at a new position would otherwise rebuild it every time,
-    O(T) work per token. Built here for the C positions (up to the scheme's shared-table
-    limit; farther positions are rotated row by row anyway), each step reads rows of it.
+    longer one is asked for: without this, a step at a new position would rebuild it every time
+    (see ``RotaryEmbedding.prepare_tables``). The other schemes hold no tables.
     """
     for block in model.blocks:
         scheme = block.attention.positions
-        tables_for = getattr(scheme, "_tables_for", None)
-        limit = getattr(positions_module, "TABLE_ROWS", 0)
-        if tables_for is not None and capacity <= limit:
-            tables_for(capacity)
+        if isinstance(scheme, RotaryEmbedding):
+            scheme.prepare_tables(capacity)
 
 
 def _first_gap(filled: np.ndarray) -> np.ndarray:

@@ -558,6 +558,17 @@ class RotaryEmbedding(Module):
             f"pairing={self.pairing!r}{self._scaling_repr()}, name={self.name!r})"
         )
 
+    def prepare_tables(self, length: int) -> None:
+        """Build the shared tables for positions 0 … length − 1 now, up to TABLE_ROWS of them.
+
+        A KV cache calls this once for its capacity, so that a step at a new position reads a
+        row of the tables instead of rebuilding them one position longer: O(T) work per token.
+        Lengths beyond TABLE_ROWS build nothing; those positions are rotated row by row anyway.
+        """
+        length = as_integer(length, "RotaryEmbedding.prepare_tables length", minimum=0)
+        if 0 < length <= TABLE_ROWS:
+            self._tables_for(length)
+
     def _tables_for(self, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """cos, signed sin [T, d_h] and the partner index for positions 0 … T − 1 (cached)."""
         cached = self._default_tables
