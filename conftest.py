@@ -16,6 +16,8 @@ import platform
 import numpy  # noqa: F401  (imported before the variable is set: this process stays native)
 import pytest
 
+from tests.book import warm_kernel
+
 BASELINE_ONLY = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"  # numpy 2.4's dispatch targets on x86-64
 
 
@@ -38,6 +40,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # the book build's, which ran at the machine's thread count. This process's numpy, loaded
     # above, keeps its threads.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if config.getoption("nbval", default=False) and not controller:
+        # nbval's kernels (kernel name in pyproject.toml) are forked from a template that has
+        # imported the book's libraries, with this environment: tests/book/warm_kernel.py.
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(
+            filter(None, (warm_kernel.kernels_folder(), os.environ.get("JUPYTER_PATH")))
+        )
+        warm_kernel.ensure_template()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a notebook's first cell: a template with the environment as it is now."""
+    if item.nodeid.split("::", 1)[0].endswith(".ipynb") and item.name == "Cell 0":
+        warm_kernel.ensure_template()
 
 
 # --- scheduling for pytest-xdist ---------------------------------------------------------------

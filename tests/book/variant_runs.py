@@ -26,6 +26,7 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from tests.book import warm_kernel
 from tools.sync_notebooks import BOOK, read_source
 
 # Where conftest.py keeps (results folder, process, log); defined here, in a module both
@@ -80,8 +81,14 @@ def edited_chapter(md: Path, fixture_source: str) -> nbformat.NotebookNode:
 
 
 def _started_kernel() -> AsyncKernelManager:
-    """A fresh python3 kernel process, launched with working directory book/ (not waited for)."""
-    manager = AsyncKernelManager(kernel_name="python3")
+    """A fresh python3 kernel process, launched with working directory book/ (not waited for).
+
+    It is forked from a template that has imported the book's libraries and nothing else
+    (tests/book/warm_kernel.py): a kernel never used before, without a second of imports.
+    """
+    manager = AsyncKernelManager(
+        kernel_name=warm_kernel.NAME, kernel_spec_manager=warm_kernel.spec_manager()
+    )
     run_sync(manager.start_kernel)(cwd=str(BOOK))
     return manager
 
