@@ -1,4 +1,5 @@
-"""Generating text: sampling rules on logits, the key/value cache, the generation loop."""
+"""Generating text: sampling rules and a repetition penalty on logits, the key/value cache, the
+generation loop."""
 
 from .cache import (
     KVCache,
@@ -8,6 +9,7 @@ from .cache import (
     latent_cache_bytes_per_token,
 )
 from .loop import Generation, decode_step, generate, pad_prompts, prefill
+from .penalties import repetition_penalty
 from .sampling import (
     entropy,
     greedy,
@@ -37,6 +39,7 @@ __all__ = [
     "pad_prompts",
     "prefill",
     "probabilities",
+    "repetition_penalty",
     "sample",
     "temperature_scale",
     "top_k_filter",
