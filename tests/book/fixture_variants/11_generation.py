@@ -52,3 +52,8 @@ MUST_CHANGE = [
     "entropy_low",
     "demo_lengths_text",
 ]
+# With penalties (1.0, 1.3) the strongest penalty is also the mildest, so it cannot spell worse
+# than itself: the sentence that the strongest one bends the spelling is flagged there.
+CLAIM_FLIPS = {
+    "other-sizes": ["the strongest penalty bends the spelling"],
+}
