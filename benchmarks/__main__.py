@@ -1,12 +1,14 @@
 """Run every benchmark, print one table, write benchmarks/results/latest.json.
 
-``python -m benchmarks`` (add ``--quick`` for fewer repeats while developing).
+``python -m benchmarks`` (add ``--quick`` for fewer repeats while developing; ``--help`` lists the
+flags, and an unknown one stops the run before anything is timed or stored).
 ``python -m benchmarks generation`` runs the generation case instead (KV cache against none,
 ``benchmarks/generation.py``), writing ``benchmarks/results/generation.json``.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -154,19 +156,39 @@ SEPARATE_CASES = {
 }
 
 
-def main() -> None:
-    # Cases with a module of their own run alone, each in its own process (one BLAS thread, set
-    # before numpy loads): `python -m benchmarks generation` or `python -m benchmarks train-step`.
-    for command, module in SEPARATE_CASES.items():
-        if command in sys.argv[1:]:
-            flags = [a for a in sys.argv[1:] if a != command]
-            subprocess.run([sys.executable, "-m", module, *flags], check=True)
-            return
-    repeats = 3 if "--quick" in sys.argv else 7
-    report = collect(repeats)
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m benchmarks``."""
+    cli = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Time the engine against handwritten numpy (and PyTorch where installed) and "
+        "store the table in benchmarks/results/. With a CASE, run that case alone.",
+    )
+    cli.add_argument(
+        "case",
+        nargs="?",
+        choices=sorted(SEPARATE_CASES),
+        help="a case with a module of its own; its flags follow it "
+        "(python -m benchmarks CASE --help lists them)",
+    )
+    cli.add_argument("--quick", action="store_true", help="fewer repeats, for development")
+    return cli
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    named = [a for a in args if a in SEPARATE_CASES]
+    if named:
+        # a case with a module of its own runs alone, in its own process (one BLAS thread, set
+        # before numpy loads); that module reads, and checks, every other flag
+        rest = list(args)
+        rest.remove(named[0])
+        command = [sys.executable, "-m", SEPARATE_CASES[named[0]], *rest]
+        sys.exit(subprocess.run(command).returncode)
+    options = parser().parse_args(args)  # an unknown flag stops here, before any timing
+    report = collect(3 if options.quick else 7)
     text = render(report)
     store(report, text, "latest.json")
-    quick = ["--quick"] if "--quick" in sys.argv else []  # then the training step, on its own
+    quick = ["--quick"] if options.quick else []  # then the training step, on its own
     subprocess.run([sys.executable, "-m", "benchmarks.train_step", *quick], check=True)
 
 

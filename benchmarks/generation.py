@@ -17,6 +17,7 @@ bin (target ≤ 1.2: the cache holds w positions, so a step's work does not grow
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -306,8 +307,14 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    repeats = 3 if "--quick" in sys.argv else 7
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks generation",
+        description="Time cached decoding against decoding with no cache.",
+    )
+    parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    repeats = 3 if options.quick else 7
     report = measure(repeats)
     text = render(report)
     store(report, text, "generation.json")

@@ -11,6 +11,7 @@ Writes ``benchmarks/results/hub.json``. The weights are random: the speed is a s
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import statistics
@@ -133,14 +134,20 @@ def render(report: dict) -> str:
     )
 
 
-def main() -> None:
-    if "--side" in sys.argv:
-        i = sys.argv.index("--side")
-        side, folder, steps = sys.argv[i + 1], sys.argv[i + 2], int(sys.argv[i + 3])
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if "--side" in args:
+        i = args.index("--side")
+        side, folder, steps = args[i + 1], args[i + 2], int(args[i + 3])
         result = (book_side if side == "book" else torch_side)(folder, steps)
         print(json.dumps(result))
         return
-    steps = 8 if "--quick" in sys.argv else 32
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks hub",
+        description="Load and decode a GPT-2-small-shaped checkpoint: the book against torch.",
+    )
+    parser.add_argument("--quick", action="store_true", help="8 decoding steps instead of 32")
+    steps = 8 if parser.parse_args(args).quick else 32
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "gpt2-small-random"
         parameters = build_folder(folder)

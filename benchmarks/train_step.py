@@ -36,6 +36,7 @@ prints a cProfile of engine steps instead.
 from __future__ import annotations
 
 # One BLAS thread: set in benchmarks/__init__.py, before numpy loads.
+import argparse
 import json
 import math
 import os
@@ -654,11 +655,19 @@ def main(argv: list[str] | None = None) -> None:
         blas = {v: os.environ.get(v, "unset") for v in BLAS_VARIABLES}
         print(json.dumps({**samples(contender(case, name), count), "blas": blas}))
         return
-    if "--profile" in args:
-        profile(args[args.index("--profile") + 1])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks train-step",
+        description="Time one training step: the engine against handwritten numpy and torch.",
+    )
+    parser.add_argument("--quick", action="store_true", help="3 rounds instead of 7")
+    parser.add_argument("--case", choices=list(CASES), help="one configuration only")
+    parser.add_argument("--profile", choices=list(CASES), help="profile the engine's step")
+    options = parser.parse_args(args)
+    if options.profile is not None:
+        profile(options.profile)
         return
-    cases = [args[args.index("--case") + 1]] if "--case" in args else list(CASES)
-    quick = "--quick" in args
+    cases = [options.case] if options.case is not None else list(CASES)
+    quick = options.quick
     if not torch_available():
         print(
             "torch is not installed: engine and handwritten only (pip install torch to compare)."
