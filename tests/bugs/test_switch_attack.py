@@ -12,7 +12,7 @@ import pytest
 
 from llm_from_scratch.bugs import MUTANTS, Mutant, bug, run_check, run_matrix
 from llm_from_scratch.bugs.matrix import Matrix
-from llm_from_scratch.bugs.switch import resolve_seam, switched
+from llm_from_scratch.bugs.switch import patched, resolve_seam, seam_of, switched
 from llm_from_scratch.errors import ArgumentError
 
 
@@ -89,6 +89,21 @@ def test_a_mutant_whose_make_fails_leaves_nothing_switched_on() -> None:
 def test_seams_that_name_nothing_are_refused_by_the_package(seam: object) -> None:
     with pytest.raises(ArgumentError, match="seam"):
         resolve_seam(seam)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wrong", ["llm_from_scratch.autodiff.ops:layer_norm", None, ("a", "b")])
+def test_patched_takes_a_resolved_seam_and_changes_nothing_otherwise(wrong: object) -> None:
+    with pytest.raises(ArgumentError, match="resolved Seam"), patched(wrong, len):  # type: ignore[arg-type]
+        pass  # pragma: no cover
+    _assert_every_seam_is_original()
+
+
+def test_patched_puts_the_original_back() -> None:
+    seam = seam_of("llm_from_scratch.autodiff.ops:layer_norm")
+    with patched(seam, len):
+        assert seam.owner.layer_norm is len
+    assert seam.owner.layer_norm is seam.original
+    _assert_every_seam_is_original()
 
 
 @pytest.mark.parametrize("wrong", [3, None, "x", object()])

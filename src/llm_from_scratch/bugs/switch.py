@@ -123,6 +123,11 @@ def seam_of(seam: str) -> Seam:
 @contextmanager
 def patched(seam: Seam, replacement: Any) -> Iterator[None]:
     """The seam's attribute set to ``replacement`` in the block; the original back on any exit."""
+    if not isinstance(seam, Seam):
+        raise ArgumentError(
+            f"patched() takes a resolved Seam, as seam_of('package.module:attribute') returns; "
+            f"got {received(seam)}."
+        )
     try:
         setattr(seam.owner, seam.attribute, replacement)
         yield
