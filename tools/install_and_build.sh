@@ -24,6 +24,15 @@ if [[ ! -x /usr/bin/chromium ]]; then
   fi
 fi
 
+# Bytecode for this repository's Python, compiled once here. Where PYTHONDONTWRITEBYTECODE is
+# set (as on the CI machines), nothing caches it, and every kernel of the build and both
+# pytest-xdist workers would compile the package and rewrite the ~300 test modules' asserts
+# again (about 3 CPU-s per worker). A collect-only run writes pytest's rewritten modules;
+# Python checks each cached file against its source's mtime and size, so an edit is picked up.
+env -u PYTHONDONTWRITEBYTECODE python -m compileall -q src tools benchmarks conftest.py
+env -u PYTHONDONTWRITEBYTECODE python -m pytest --collect-only -q -n 0 -p no:cacheprovider \
+  tests >/dev/null
+
 # A clean build: every chapter re-executed (execute_notebooks: force), warnings are errors.
 rm -rf _build/html _build/.doctrees _build/jupyter_execute
 jupyter-book build . --warningiserror --keep-going

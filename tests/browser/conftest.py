@@ -180,6 +180,63 @@ FIGURE_IMAGES = ".bd-article .cell_output img, .bd-article figure img"
 # figure-zoom.js marks each figure image once it has read the figure's text sizes.
 ZOOM_MARKED = """(images) => [...document.querySelectorAll(images)]
   .every((image) => image.dataset.lfsLegible)"""
+# Contrast of every text element inside `roots` (an element, or a selector for every element it
+# matches) against the colour actually behind it (the first
+# opaque background among its ancestors, blended with translucent ones). WCAG 2 formula.
+LOW_CONTRAST = """([roots, minimum]) => {
+  const parse = (c) => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const [r, g, b, a = 1] = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return [r, g, b, a];
+  };
+  const over = (top, under) => top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3]))
+    .concat([1]);
+  const background = (node) => {
+    const layers = [];
+    for (let n = node; n && n.nodeType === 1; n = n.parentElement) {
+      const c = parse(getComputedStyle(n).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let colour = [255, 255, 255, 1];
+    for (const layer of layers.reverse()) colour = over(layer, colour);
+    return colour;
+  };
+  const lum = (c) => {
+    const [r, g, b] = c.slice(0, 3).map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+  const bad = [];
+  const texts = [];
+  for (const root of typeof roots === "string" ? document.querySelectorAll(roots) : [roots]) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) texts.push(t);
+  }
+  for (const t of texts) {
+    const node = t.parentElement;
+    if (!t.textContent.trim() || !node.getClientRects().length) continue;
+    const style = getComputedStyle(node);
+    if (style.visibility !== "visible") continue;
+    const svg = node instanceof SVGElement;
+    let fg = parse(svg ? style.fill : style.color);
+    if (!fg) continue;
+    if (svg) fg[3] *= Number(style.fillOpacity);
+    const bg = background(svg ? node.ownerSVGElement.parentElement : node);
+    const value = ratio(over(fg, bg), bg);
+    // A decorative icon hidden from assistive technology (its words say the same) is a graphic:
+    // WCAG's non-text minimum, 3:1.
+    const needed = node.closest("[aria-hidden=true]") ? 3 : minimum;
+    if (value < needed)
+      bad.push(`${value.toFixed(2)}: "${t.textContent.trim().slice(0, 40)}" ` +
+               `(${svg ? style.fill : style.color} on rgb(${bg.slice(0, 3).map(Math.round)}))`);
+  }
+  return bad;
+}"""
+
 QUIET_ROUNDS = 2  # consecutive checks with no request open and no resource added
 QUIET_TIMEOUT = 20.0  # s: the pages' default timeout
 
