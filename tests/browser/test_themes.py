@@ -92,6 +92,24 @@ def themed(request: pytest.FixtureRequest, theme_pages: dict[str, Visit]) -> Vis
     return visit
 
 
+# Code as Pygments writes it (token spans in a <pre>) on the dark theme's code background: one
+# token too faint for 4.5:1, one fine, one faint but hidden; an icon at 3:1 that assistive
+# technology skips (its threshold is 3:1).
+PLANTED = """<div class="highlight" style="background: rgb(41, 49, 61)"><pre>
+<span style="color: rgb(51, 51, 51)">faint</span> <span style="color: white">clear</span>
+<span style="color: rgb(51, 51, 51); display: none">hidden</span></pre></div>
+<p style="background: white"><span aria-hidden="true" style="color: rgb(148, 148, 148)">i</span>
+</p>"""
+
+
+def test_the_contrast_check_reports_faint_text_only(browser: Browser) -> None:
+    page = browser.new_page()
+    page.set_content(PLANTED)
+    low = page.evaluate(LOW_CONTRAST, ["div.highlight pre > span, p > span", 4.5])
+    page.close()
+    assert len(low) == 1 and '"faint"' in low[0], low
+
+
 def test_the_book_has_every_widget_kind() -> None:
     predict = {"number", "vector", "shape", "choice", "explain"}
     assert predict <= set(KINDS) and any(kind.startswith("slider-") for kind in KINDS), KINDS
