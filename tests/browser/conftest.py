@@ -181,8 +181,8 @@ FIGURE_IMAGES = ".bd-article .cell_output img, .bd-article figure img"
 ZOOM_MARKED = """(images) => [...document.querySelectorAll(images)]
   .every((image) => image.dataset.lfsLegible)"""
 # Contrast of every text element inside `roots` (an element, or a selector for every element it
-# matches) against the colour actually behind it (the first
-# opaque background among its ancestors, blended with translucent ones). WCAG 2 formula.
+# matches) against the colour actually behind it (the first opaque background among its
+# ancestors, blended with translucent ones). WCAG 2 formula.
 LOW_CONTRAST = """([roots, minimum]) => {
   const parse = (c) => {
     const m = c.match(/rgba?\\(([^)]+)\\)/);

@@ -1,6 +1,7 @@
 """A reader can reach other chapters and the page's sections at desktop and phone widths."""
 
 from collections.abc import Iterator
+from functools import cache
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page
@@ -26,6 +27,7 @@ SEEN = """(node) => {
 }"""
 
 
+@cache  # each of the module's seven page loads asks; the build does not change meanwhile
 def chapter_page() -> str:
     """The shortest page with a contents list and a notebook to download.
 
