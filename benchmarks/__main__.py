@@ -47,7 +47,7 @@ def collect(repeats: int) -> dict:
     for b, target in zip(blocks, (1.5, 1.15), strict=True):  # the same block, fused=True
         table.append(
             {
-                "case": f"block {b['size']}, fused attention",
+                "case": f"block {b['size']}, fused=True",
                 "engine_s": b["engine_fused_s"],
                 "handwritten_s": b["handwritten_s"],
                 "autograd_s": None,
@@ -114,7 +114,7 @@ def render(report: dict) -> str:
     )
     if "engine_fused_peak_MiB" in m:
         lines.append(
-            f"peak memory, medium block, fused attention: {m['engine_fused_peak_MiB']:.1f} MiB "
+            f"peak memory, medium block, fused=True: {m['engine_fused_peak_MiB']:.1f} MiB "
             f"({m['engine_fused_peak_MiB'] / m['handwritten_peak_MiB']:.2f}×)"
         )
     for b in report["blocks"]:
@@ -127,7 +127,7 @@ def render(report: dict) -> str:
             )
             if "tape_entries_fused" in b:
                 lines.append(
-                    f"{b['size']} block tape, fused attention: {b['tape_entries_fused']} "
+                    f"{b['size']} block tape, fused=True: {b['tape_entries_fused']} "
                     f"entries; {fmt_time(b['overhead_per_entry_fused_s'])} per entry; paired "
                     f"ratio {b['paired_ratio_fused_median']:.2f}×"
                 )

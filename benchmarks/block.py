@@ -2,8 +2,8 @@
 
 1. the book's engine (``TransformerBlock(norm="rms", positions="rope", ffn="swiglu")``), and
    the same block with ``fused=True`` (``engine-fused``: attention's core from the projections
-   to the merged heads recorded as one tape entry instead of eight, the same values and
-   gradients bit for bit);
+   to the merged heads recorded as one tape entry instead of eight, and the SwiGLU network as
+   one instead of five, the same values and gradients bit for bit);
 2. a handwritten numpy forward and backward of the same block (``llm_from_scratch.numpy_block``,
    the practical limit here), whose gradients are checked against the engine's;
 3. HIPS autograd differentiating the same numpy forward, when it is installed;

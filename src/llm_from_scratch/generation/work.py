@@ -2,8 +2,9 @@
 
 A pass run with gradients on records each op with its inputs; the matrix products are
 ``matmul`` (x W, weights · V, the LM head), ``attention_weights`` (q kᵀ inside the fused
-scores op), and in a model built with ``fused=True`` ``affine`` (x W + b) and
-``fused_attention`` (both attention products). Their multiply-adds follow from the recorded
+scores op), and in a model built with ``fused=True`` ``affine`` (x W + b),
+``fused_attention`` (both attention products) and ``fused_gated_ffn`` (its three projections).
+Their multiply-adds follow from the recorded
 shapes alone, so the count is exact and the same on every machine (no timing). Elementwise
 work (norms, softmax, GELU) is left out: it is a few operations per value, against D or S per
 value for a product.
@@ -37,6 +38,10 @@ def _product_work(node: Tensor) -> int:
         batch, tokens, query_width = node.inputs[0].shape  # (B, T, H·d_h)
         value_width = node.inputs[2].shape[-1]  # (B, T, H·d_v)
         return batch * tokens * tokens * (query_width + value_width)
+    if node.op_name == "fused_gated_ffn":  # rows · (D · d_ff twice, gate and up, + d_ff · D_out)
+        width, hidden = node.inputs[1].shape  # W_g [D, d_ff]
+        rows = int(node.inputs[0].size) // width
+        return rows * hidden * (2 * width + int(node.inputs[3].shape[-1]))
     return 0
 
 

@@ -31,7 +31,7 @@ from .module import Module, as_tensor, check_name, check_part
 from .moe import MixtureOfExperts, RoutingReport, SparseMoE
 from .norms import LayerNorm, RMSNorm, check_epsilon
 from .positions import PAIRINGS, ALiBiPositions, RoPEPositions, check_scaling
-from .swiglu import SwiGLU
+from .swiglu import SwiGLU, fuse_gated
 
 NORMS = {"layer": LayerNorm, "rms": RMSNorm}
 ORDERS = ("pre", "post")
@@ -262,8 +262,9 @@ class TransformerBlock(Module):
     FFN: ``ffn`` "gelu" | "gelu_tanh" | "swiglu" | "mixtral_moe" (with ``num_experts``,
     ``top_k``), ``ffn_bias`` (None: GELU biased, SwiGLU not). ``norm_eps`` ε of both norms
     (None: LayerNorm 1e-5, RMSNorm 1e-6). ``fused`` records attention's core as one entry
-    where it can (see MultiHeadAttention), and each biased projection the block builds as one
-    ``affine`` entry (see fuse_affine). Every default is the block as it was before them.
+    where it can (see MultiHeadAttention), each biased projection the block builds as one
+    ``affine`` entry (see fuse_affine) and a bias-free gated FFN it builds as one
+    ``fused_gated_ffn`` entry (see fuse_gated). Every default is the block as it was before.
     """
 
     def __init__(
@@ -370,6 +371,7 @@ class TransformerBlock(Module):
             fuse_affine(attention)
             if own_ffn:
                 fuse_affine(ffn)
+                fuse_gated(ffn)  # a bias-free gated network as one entry (see fuse_gated)
 
     @classmethod
     def from_modules(

@@ -9,7 +9,7 @@ from . import elementwise, linalg, reductions, shape  # noqa: F401  (registers t
 
 # isort: split
 # Registered after the primitives they are built from, so listings show the primitives first.
-from . import composite, fused_attention  # noqa: F401
+from . import composite, fused_attention, fused_ffn  # noqa: F401
 
 globals().update(OPS)  # ops.<name> for every registered op
 from .reductions import mean  # noqa: E402, F401  (a composite function: sum times a constant)
