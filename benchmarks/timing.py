@@ -60,10 +60,11 @@ def median_seconds(
     return statistics.median(_sample(fn, loops, clock) for _ in range(repeats))
 
 
-def interleaved_medians(
+def interleaved_samples(
     fns: list[Callable[[], object]], repeats: int = 15, target: float = 0.02
-) -> list[float]:
-    """Median per-call time of each function, their samples taken in turn (a, b, …, a, b, …).
+) -> list[list[float]]:
+    """Per-call times of each function, one sample per round, the rounds taken in turn (a, b, …,
+    a, b, …): samples with the same index come from the same round.
 
     Sampling the contenders alternately spreads the machine's drift over all of them, which
     matters for microsecond-sized calls on a shared machine.
@@ -73,7 +74,14 @@ def interleaved_medians(
     for _ in range(repeats):
         for fn, count, bucket in zip(fns, loops, samples, strict=True):
             bucket.append(_sample(fn, count))
-    return [statistics.median(bucket) for bucket in samples]
+    return samples
+
+
+def interleaved_medians(
+    fns: list[Callable[[], object]], repeats: int = 15, target: float = 0.02
+) -> list[float]:
+    """Median per-call time of each function, their samples taken in turn (a, b, …, a, b, …)."""
+    return [statistics.median(bucket) for bucket in interleaved_samples(fns, repeats, target)]
 
 
 def fmt_time(seconds: float) -> str:
