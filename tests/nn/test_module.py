@@ -117,3 +117,23 @@ def test_from_parameters_builds_through_the_same_build_without_drawing():
     copy_ = Linear.from_parameters(drawn.weight.value, drawn.bias.value, name="p")
     assert rng.state == state
     assert repr(copy_) == repr(drawn) and copy_.state_dict().keys() == drawn.state_dict().keys()
+
+
+class Nested(Module):
+    def __init__(self) -> None:
+        super().__init__("outer")
+        self.inner = TwoLayer("outer.inner")
+        self.last = Linear(1, 1, name="outer.last", rng=SplitMix64(2))
+
+
+def test_modules_lists_the_tree_each_module_before_its_children_in_forward_order():
+    nested = Nested()
+    names = [m.name for m in nested.modules()]
+    assert names == [
+        "outer",
+        "outer.inner",
+        "outer.inner.first",
+        "outer.inner.second",
+        "outer.last",
+    ]
+    assert [m.name for m in Linear(2, 2, rng=SplitMix64(3)).modules()] == ["linear"]

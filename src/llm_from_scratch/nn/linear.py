@@ -130,9 +130,6 @@ def fuse_affine(module: Module) -> None:
         raise ArgumentError(
             f"fuse_affine marks the Linear layers of a Module; got {received(module)}."
         )
-    pending = [module]
-    while pending:
-        part = pending.pop()
+    for part in module.modules():
         if isinstance(part, Linear):
             part.fused = True
-        pending.extend(part.children())

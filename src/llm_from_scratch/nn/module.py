@@ -145,6 +145,13 @@ class Module:
         """The direct sub-modules, in forward order."""
         return [m for m in self._members.values() if isinstance(m, Module)]
 
+    def modules(self) -> list[Module]:
+        """This module and every module below it, each before its children, in forward order."""
+        found = [self]
+        for child in self.children():
+            found.extend(child.modules())
+        return found
+
     def parameters(self) -> list[Parameter]:
         """The parameters, in forward order."""
         return [p for _, p in self.named_parameters()]

@@ -209,12 +209,9 @@ def fuse_gated(module: Module) -> None:
         raise ArgumentError(
             f"fuse_gated marks the gated layers of a Module; got {received(module)}."
         )
-    pending = [module]
-    while pending:
-        part = pending.pop()
+    for part in module.modules():
         if isinstance(part, GatedFeedForward):
             part.fused = True
-        pending.extend(part.children())
 
 
 class SwiGLU(GatedFeedForward):
