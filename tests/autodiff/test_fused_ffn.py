@@ -156,7 +156,9 @@ def test_a_fused_layer_refuses_a_wrong_width_as_the_plain_one_does() -> None:
 
 @pytest.mark.parametrize("value", [None, 3, "ffn", np.ones(2)])
 def test_fuse_gated_refuses_what_is_not_a_module(value) -> None:
-    with pytest.raises(ArgumentError, match="fuse_gated marks the gated layers of a Module"):
+    with pytest.raises(
+        ArgumentError, match="fuse_gated marks the GatedFeedForward layers of a Module"
+    ):
         fuse_gated(value)
 
 

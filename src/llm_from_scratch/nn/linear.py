@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import Tensor, ops
-from ..errors import ArgumentError, RankError, WidthError
+from ..errors import RankError, WidthError
 from ..random import SplitMix64, xavier_uniform
-from ..validate import as_flag, as_float_array, as_width, element_count, generator, received
-from .module import Module, Parameter, as_tensor, check_feature_axis, check_name
+from ..validate import as_flag, as_float_array, as_width, element_count, generator
+from .module import Module, Parameter, as_tensor, check_feature_axis, check_name, mark_fused
 
 
 class Linear(Module):
@@ -126,10 +126,4 @@ def fuse_affine(module: Module) -> None:
     The values and gradients are the matmul-then-add chain's bit for bit (one temporary and one
     tape entry fewer per layer); the chain stays what a plain Linear records.
     """
-    if not isinstance(module, Module):
-        raise ArgumentError(
-            f"fuse_affine marks the Linear layers of a Module; got {received(module)}."
-        )
-    for part in module.modules():
-        if isinstance(part, Linear):
-            part.fused = True
+    mark_fused(module, Linear, "fuse_affine")

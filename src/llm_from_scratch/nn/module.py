@@ -24,7 +24,7 @@ import numpy as np
 
 from ..autodiff import Tensor
 from ..errors import ArgumentError, ParameterError, RankError, ShapeError, WidthError
-from ..validate import ErrorType, as_float_array
+from ..validate import ErrorType, as_float_array, received
 
 
 class Parameter(Tensor):
@@ -210,3 +210,14 @@ def _names_of(value: Any) -> list[str]:
     if isinstance(value, Parameter):
         return [value.name]
     return [n for n, _ in value.named_parameters()]
+
+
+def mark_fused(module: Any, kind: type[Module], caller: str) -> None:
+    """Set ``fused = True`` on every ``kind`` in ``module``'s tree (fuse_affine, fuse_gated)."""
+    if not isinstance(module, Module):
+        raise ArgumentError(
+            f"{caller} marks the {kind.__name__} layers of a Module; got {received(module)}."
+        )
+    for part in module.modules():
+        if isinstance(part, kind):
+            part.fused = True

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from ..autodiff import Tensor, ops
-from ..errors import ArgumentError, FromScratchError, WidthError
+from ..errors import FromScratchError, WidthError
 from ..random import SplitMix64
-from ..validate import as_flag, as_width, element_count, generator, received
+from ..validate import as_flag, as_width, element_count, generator
 from .linear import Linear
-from .module import Module, as_tensor, check_name
+from .module import Module, as_tensor, check_name, mark_fused
 
 PROJECTIONS = ("gate", "up", "down")
 
@@ -205,13 +205,7 @@ def fuse_gated(module: Module) -> None:
     The values and gradients are the chain's bit for bit (four tape entries fewer per layer);
     the chain stays what a plain layer records, and what ``forward_with_intermediates`` shows.
     """
-    if not isinstance(module, Module):
-        raise ArgumentError(
-            f"fuse_gated marks the gated layers of a Module; got {received(module)}."
-        )
-    for part in module.modules():
-        if isinstance(part, GatedFeedForward):
-            part.fused = True
+    mark_fused(module, GatedFeedForward, "fuse_gated")
 
 
 class SwiGLU(GatedFeedForward):
