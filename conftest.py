@@ -68,6 +68,8 @@ SHARED_GROUPS = dict.fromkeys(
     ("tests/browser/test_jupyterlab_live_prose.py", "tests/browser/test_jupyterlab_roundtrip.py"),
     "tests/browser/test_jupyterlab_*.py",
 )
+# Folders whose modules share one: tests/hub's tiny reference models are built once (2-3 s).
+SHARED_FOLDERS = ("tests/hub/",)
 FIRST = ("tests/book/test_fixture_edits.py", "book/", "tests/browser/")
 
 
@@ -87,5 +89,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             page = getattr(item, "callspec", None) and item.callspec.params.get("path")
             item.add_marker(pytest.mark.xdist_group(f"{path}:{page or item.name}"))
         elif path not in SPREAD_MODULES:
-            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(path, path)))
+            folder = next((f for f in SHARED_FOLDERS if path.startswith(f)), None)
+            item.add_marker(pytest.mark.xdist_group(folder or SHARED_GROUPS.get(path, path)))
     items.sort(key=_rank)  # stable: within a rank, collection order
