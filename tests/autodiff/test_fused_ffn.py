@@ -95,6 +95,8 @@ def test_fused_ffn_passes_central_differences(activation) -> None:
         (((2, D), (D, F), (D, F), (F + 1, DOUT)), "silu", ShapeError, r"W_2 \[d_ff, D_out\]"),
         (((2, D), (D, F), (D, F), (F,)), "silu", ShapeError, r"W_2 \(10,\)"),
         (((2, D), (D, F), (D, F), (F, DOUT)), "relu", ArgumentError, r"one of \('silu'.*'relu'"),
+        (((2, D), (D, F), (D, F), (F, DOUT)), None, ArgumentError, r"one of .*got None"),
+        (((2, D), (D, F), (D, F), (F, DOUT)), np.array(["silu", "silu"]), ArgumentError, "one of"),
     ],
 )
 def test_fused_ffn_refuses_by_name(shapes, activation, error, match) -> None:
@@ -139,6 +141,25 @@ def test_a_fused_layer_keeps_the_chain_where_the_fused_op_does_not_apply() -> No
     v = Tensor(SplitMix64(2).uniform(-1.0, 1.0, (D,)), requires_grad=True)
     out = vector(v)
     assert out.shape == (DOUT,) and "fused_gated_ffn" not in recorded_ops(out)
+
+
+class TanhGated(SwiGLU):
+    activation = "tanh"  # a gate fused_gated_ffn does not know
+
+
+class DoubledGate(SwiGLU):
+    def activate(self, a: Tensor) -> Tensor:  # SiLU's name, another computation
+        return a.silu() * 2.0
+
+
+@pytest.mark.parametrize("kind", [TanhGated, DoubledGate])
+def test_a_fused_layer_whose_gate_the_op_does_not_compute_keeps_the_chain(kind) -> None:
+    plain, fused = kind(D, F, DOUT, rng=SplitMix64(1)), kind(D, F, DOUT, rng=SplitMix64(1))
+    fuse_gated(fused)
+    x = SplitMix64(2).uniform(-1.0, 1.0, (3, D))
+    a, b = _layer_run(plain, x), _layer_run(fused, x)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert "fused_gated_ffn" not in b[2] and b[2] == a[2]
 
 
 def test_a_fused_layer_refuses_a_wrong_width_as_the_plain_one_does() -> None:

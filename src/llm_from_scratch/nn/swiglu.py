@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from ..autodiff import Tensor, ops
+from ..autodiff.ops.fused_ffn import GATE_ACTIVATIONS
 from ..errors import FromScratchError, WidthError
 from ..random import SplitMix64
 from ..validate import as_flag, as_width, element_count, generator
@@ -189,13 +190,22 @@ class GatedFeedForward(Module):
 
     def forward(self, x: Any) -> Tensor:
         """Y = (act(X W_g) ⊙ (X W_u)) W_2 on the last axis; leading axes pass through."""
-        if self.fused and self.gate.bias is self.up.bias is self.down.bias is None:
+        if self.fused and self._fusable():
             x = as_tensor(x, f"{type(self).__name__} input")
             if x.ndim >= 2:  # rows: the five entries as one fused_gated_ffn, the same numbers
                 self._projection("gate", lambda: self.gate.check_input(x))
                 weights = self.gate.weight, self.up.weight, self.down.weight
                 return ops.fused_gated_ffn(x, *weights, activation=self.activation)
         return self.forward_with_intermediates(x).Y
+
+    def _fusable(self) -> bool:
+        """Whether fused_gated_ffn computes this layer's chain: bias-free, with a gate op it
+        knows, applied by the base class's ``activate`` (a subclass may redefine it)."""
+        return (
+            self.gate.bias is self.up.bias is self.down.bias is None
+            and self.activation in GATE_ACTIVATIONS
+            and type(self).activate is GatedFeedForward.activate
+        )
 
 
 def fuse_gated(module: Module) -> None:

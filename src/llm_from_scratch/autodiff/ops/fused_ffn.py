@@ -45,7 +45,7 @@ def fused_gated_ffn(x, w_gate, w_up, w_down, activation="silu"):
 
 @fused_gated_ffn.checks
 def _(x, w_gate, w_up, w_down, activation):
-    if activation not in GATE_ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in GATE_ACTIVATIONS:
         raise ArgumentError(
             f"fused_gated_ffn's activation must be one of {GATE_ACTIVATIONS} (the gate ops of "
             f"the book's gated layers); got {activation!r}."
