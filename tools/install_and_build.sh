@@ -15,12 +15,14 @@ python -c "import matplotlib.font_manager"
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 python tools/vendor_web_assets.py
 
-# Chromium for the browser tests (Debian's; Playwright cannot download its own here).
-if [[ ! -x /usr/bin/chromium ]]; then
+# Headless Chromium for the browser tests (Debian's chromium-headless-shell, the build Playwright
+# runs headless; Playwright cannot download its own here). See tests/browser/session.py.
+if [[ ! -x /usr/bin/chromium-headless-shell ]]; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null
   else
-    echo "note: the browser tests need Chromium: sudo apt-get update && sudo apt-get install -y chromium" >&2
+    echo "note: the browser tests need a headless Chromium:" \
+      "sudo apt-get update && sudo apt-get install -y chromium-headless-shell" >&2
   fi
 fi
 
