@@ -3,7 +3,8 @@
 ``python -m benchmarks`` (add ``--quick`` for fewer repeats while developing; ``--help`` lists the
 flags, and an unknown one stops the run before anything is timed or stored).
 ``python -m benchmarks generation`` runs the generation case instead (KV cache against none,
-``benchmarks/generation.py``), writing ``benchmarks/results/generation.json``.
+``benchmarks/generation.py``), writing ``benchmarks/results/generation.json``;
+``python -m benchmarks test-suite`` times the README's test command (``benchmarks/test_suite.py``).
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ SEPARATE_CASES = {
     "generation": "benchmarks.generation",
     "train-step": "benchmarks.train_step",
     "hub": "benchmarks.hub",
+    "test-suite": "benchmarks.test_suite",
 }
 
 

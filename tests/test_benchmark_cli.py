@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import generation, hub, train_step
+from benchmarks import generation, hub, test_suite, train_step
 from benchmarks.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,12 +29,13 @@ def stored() -> dict[str, int]:
         ("train-step", ["--profile"], "expected one argument"),
         ("generation", ["--repeats", "3"], "unrecognized arguments: --repeats 3"),
         ("hub", ["--steps"], "unrecognized arguments: --steps"),
+        ("test-suite", ["--quick"], "unrecognized arguments: --quick"),
     ],
 )
 def test_an_unknown_flag_stops_the_run_and_stores_nothing(case, args, message, capsys):
     before = stored()
     with pytest.raises(SystemExit) as stop:
-        MAINS[case](args)
+        (test_suite.main if case == "test-suite" else MAINS[case])(args)
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert message in err
@@ -68,3 +69,57 @@ def test_a_case_gets_the_flags_that_follow_it_on_the_real_command_line():
         result.stderr
     )
     assert stored() == before
+
+
+def test_the_test_suite_case_prints_its_help_and_runs_nothing(capsys):
+    before = stored()
+    with pytest.raises(SystemExit) as stop:
+        test_suite.main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: python -m benchmarks test-suite " in out
+    assert "pytest --nbval" in out
+    assert stored() == before
+
+
+# What pytest printed at the end of a real run (shortened), and two /proc/stat readings.
+PYTEST_TAIL = """\
+============================= slowest 5 durations ==============================
+30.99s call     tests/browser/test_jupyterlab_live_prose.py::test_prose@tests/browser/x
+7.59s setup    tests/bugs/test_bug_zoo.py::test_the_clean_package_passes_every_check
+12.44s call     tests/book/test_fixture_edits.py::test_fixture_edit_follows_everywhere[a:b c]
+0.01s teardown tests/test_random.py::test_one
+8.06s call     book/appendix-bug-zoo.ipynb::Cell 9@book/appendix-bug-zoo.ipynb
+======================= 4425 passed in 237.62s (0:03:57) =======================
+"""
+STAT_BEFORE = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n"
+STAT_AFTER = "cpu  400 0 150 1000 50 0 0 100 0 0\ncpu0 200 0 75 500 25 0 0 50 0 0\n"
+
+
+def test_the_slowest_tests_are_read_from_pytests_durations_slowest_first():
+    rows = test_suite.slowest(PYTEST_TAIL, count=3)
+    assert [row["seconds"] for row in rows] == [30.99, 12.44, 8.06]
+    assert rows[1]["test"].endswith("[a:b c]")  # a parameter with a space stays whole
+    assert rows[2]["phase"] == "call"
+    every = test_suite.slowest(PYTEST_TAIL)
+    assert [(row["seconds"], row["phase"]) for row in every[3:]] == [
+        (7.59, "setup"),
+        (0.01, "teardown"),
+    ]
+
+
+def test_the_summary_is_pytests_closing_line():
+    assert test_suite.summary(PYTEST_TAIL) == "4425 passed in 237.62s (0:03:57)"
+    assert test_suite.summary("no closing line\n") == ""
+
+
+def test_cpu_shares_split_the_ticks_between_two_readings():
+    # of 700 ticks: 300 user + 100 system busy, 200 idle, 100 stolen
+    shares = test_suite.cpu_shares(
+        test_suite.cpu_ticks(STAT_BEFORE), test_suite.cpu_ticks(STAT_AFTER)
+    )
+    assert shares == pytest.approx({"busy": 400 / 700, "idle": 200 / 700, "steal": 100 / 700})
+    with pytest.raises(ValueError, match="did not advance"):
+        test_suite.cpu_shares(test_suite.cpu_ticks(STAT_BEFORE), test_suite.cpu_ticks(STAT_BEFORE))
+    with pytest.raises(ValueError, match="no 'cpu' line"):
+        test_suite.cpu_ticks("cpu0 1 2 3\n")
