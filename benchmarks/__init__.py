@@ -8,5 +8,10 @@ before numpy loads: this package's ``__init__`` runs before any of its modules.
 
 import os
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")
+SET_HERE = [  # the variables set here, not by the caller (benchmarks.test_suite unsets them)
+    name
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    if name not in os.environ
+]
+for _name in SET_HERE:
+    os.environ[_name] = "1"

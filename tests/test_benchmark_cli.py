@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import benchmarks
 from benchmarks import generation, hub, test_suite, train_step
 from benchmarks.__main__ import main
 
@@ -32,7 +33,10 @@ def stored() -> dict[str, int]:
         ("test-suite", ["--quick"], "unrecognized arguments: --quick"),
     ],
 )
-def test_an_unknown_flag_stops_the_run_and_stores_nothing(case, args, message, capsys):
+def test_an_unknown_flag_stops_the_run_and_stores_nothing(
+    case, args, message, capsys, monkeypatch
+):
+    monkeypatch.setattr(test_suite, "measure", never_run)  # a nested pytest would be wrong
     before = stored()
     with pytest.raises(SystemExit) as stop:
         (test_suite.main if case == "test-suite" else MAINS[case])(args)
@@ -71,7 +75,12 @@ def test_a_case_gets_the_flags_that_follow_it_on_the_real_command_line():
     assert stored() == before
 
 
-def test_the_test_suite_case_prints_its_help_and_runs_nothing(capsys):
+def never_run() -> None:
+    raise AssertionError("the whole test suite was started from a unit test")
+
+
+def test_the_test_suite_case_prints_its_help_and_runs_nothing(capsys, monkeypatch):
+    monkeypatch.setattr(test_suite, "measure", never_run)
     before = stored()
     with pytest.raises(SystemExit) as stop:
         test_suite.main(["--help"])
@@ -92,8 +101,9 @@ PYTEST_TAIL = """\
 8.06s call     book/appendix-bug-zoo.ipynb::Cell 9@book/appendix-bug-zoo.ipynb
 ======================= 4425 passed in 237.62s (0:03:57) =======================
 """
-STAT_BEFORE = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n"
-STAT_AFTER = "cpu  400 0 150 1000 50 0 0 100 0 0\ncpu0 200 0 75 500 25 0 0 50 0 0\n"
+# fields: user nice system idle iowait irq softirq steal guest guest_nice (guest is in user)
+STAT_BEFORE = "cpu  100 10 50 800 50 5 5 0 40 0\ncpu0 50 5 25 400 25 2 2 0 20 0\n"
+STAT_AFTER = "cpu  400 30 150 1000 80 15 25 100 90 0\ncpu0 200 15 75 500 40 7 12 50 45 0\n"
 
 
 def test_the_slowest_tests_are_read_from_pytests_durations_slowest_first():
@@ -114,12 +124,24 @@ def test_the_summary_is_pytests_closing_line():
 
 
 def test_cpu_shares_split_the_ticks_between_two_readings():
-    # of 700 ticks: 300 user + 100 system busy, 200 idle, 100 stolen
+    # changes: user 300, nice 20, system 100, idle 200, iowait 30, irq 10, softirq 20, steal 100
+    # (guest's 50 is already in user): 780 ticks, 450 busy, 230 idle or waiting, 100 stolen
     shares = test_suite.cpu_shares(
         test_suite.cpu_ticks(STAT_BEFORE), test_suite.cpu_ticks(STAT_AFTER)
     )
-    assert shares == pytest.approx({"busy": 400 / 700, "idle": 200 / 700, "steal": 100 / 700})
+    assert shares == pytest.approx({"busy": 450 / 780, "idle": 230 / 780, "steal": 100 / 780})
     with pytest.raises(ValueError, match="did not advance"):
         test_suite.cpu_shares(test_suite.cpu_ticks(STAT_BEFORE), test_suite.cpu_ticks(STAT_BEFORE))
     with pytest.raises(ValueError, match="no 'cpu' line"):
         test_suite.cpu_ticks("cpu0 1 2 3\n")
+
+
+def test_the_suite_runs_in_the_callers_environment_not_the_benchmarks(monkeypatch):
+    for name in benchmarks.SET_HERE:  # what importing benchmarks set, the suite must not get
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("PY_COLORS", "1")
+    monkeypatch.setenv("LFS_PROBE", "kept")
+    env = test_suite.suite_environment()
+    assert not set(benchmarks.SET_HERE) & set(env)
+    assert env["PY_COLORS"] == "0"  # the output is parsed
+    assert env["LFS_PROBE"] == "kept"

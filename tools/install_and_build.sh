@@ -21,8 +21,8 @@ if [[ ! -x /usr/bin/chromium-headless-shell ]]; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null
   else
-    echo "note: the browser tests need a headless Chromium:" \
-      "sudo apt-get update && sudo apt-get install -y chromium-headless-shell" >&2
+    echo "note: the browser tests run on Debian's headless Chromium (with only the full chromium," \
+      "more slowly): sudo apt-get update && sudo apt-get install -y chromium-headless-shell" >&2
   fi
 fi
 

@@ -32,11 +32,9 @@ _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)  # 2⁻¹⁰²²
 
 
 def _finite(entry: float | np.ndarray) -> bool:
-    """Whether a state entry (a float step count or an array) holds no NaN or ±inf.
-
-    The optimisers check every gradient, moment and new value each step; the array method and
-    math.isfinite skip np.all's dispatch, a few microseconds per parameter per step.
-    """
+    """Whether a step count (float) or an array holds no NaN or ±inf: isfinite, then all."""
+    # math.isfinite and the array's own all() skip np.all's dispatch: a few µs per parameter
+    # per step, for each gradient, moment and new value the optimisers check
     if isinstance(entry, float):
         return math.isfinite(entry)
     return bool(np.isfinite(entry).all())
