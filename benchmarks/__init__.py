@@ -15,3 +15,8 @@ SET_HERE = [  # the variables set here, not by the caller (benchmarks.test_suite
 ]
 for _name in SET_HERE:
     os.environ[_name] = "1"
+
+
+def caller_environment() -> dict[str, str]:
+    """This process's environment without the variables set above: what its caller passed."""
+    return {name: value for name, value in os.environ.items() if name not in SET_HERE}

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from . import block, engine
+from . import block, caller_environment, engine
 from .machine import machine_line, run_fields
 from .timing import fmt_time, store
 
@@ -185,7 +185,9 @@ def main(argv: list[str] | None = None) -> None:
         rest = list(args)
         rest.remove(named[0])
         command = [sys.executable, "-m", SEPARATE_CASES[named[0]], *rest]
-        sys.exit(subprocess.run(command).returncode)
+        # the caller's environment: the case's own import sets what it needs (the test suite
+        # must not inherit this process's one-thread BLAS settings)
+        sys.exit(subprocess.run(command, env=caller_environment()).returncode)
     options = parser().parse_args(args)  # an unknown flag stops here, before any timing
     report = collect(3 if options.quick else 7)
     text = render(report)

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import SET_HERE
+from . import caller_environment
 from .machine import machine_line, run_fields
 from .timing import store
 
@@ -89,7 +89,7 @@ def read_stat() -> dict[str, int] | None:
 def suite_environment() -> dict[str, str]:
     """This environment as a reader's shell has it: without the one-thread BLAS settings this
     package set for its own timings, and with pytest's output uncoloured (it is parsed)."""
-    env = {name: value for name, value in os.environ.items() if name not in SET_HERE}
+    env = caller_environment()
     env["PY_COLORS"] = "0"
     return env
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,24 @@ def test_the_suite_runs_in_the_callers_environment_not_the_benchmarks(monkeypatc
     assert not set(benchmarks.SET_HERE) & set(env)
     assert env["PY_COLORS"] == "0"  # the output is parsed
     assert env["LFS_PROBE"] == "kept"
+
+
+def test_a_case_started_from_python_m_benchmarks_gets_the_callers_blas_settings():
+    # `python -m benchmarks CASE` imports the package (one BLAS thread) before it starts CASE:
+    # what it passes on must be the caller's environment, as the case's own process sees it
+    probe = (
+        "import os, benchmarks; "
+        "print(os.environ['OPENBLAS_NUM_THREADS'], "
+        "benchmarks.caller_environment().get('OPENBLAS_NUM_THREADS', 'unset'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in benchmarks.SET_HERE}
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
+    ).stdout.split()
+    assert out == ["1", "unset"]
+    env["OPENBLAS_NUM_THREADS"] = "2"  # a caller's own setting is kept, and passed on
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
+    ).stdout.split()
+    assert out == ["2", "2"]
