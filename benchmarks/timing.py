@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -14,11 +15,16 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def store(report: dict, text: str, filename: str) -> None:
-    """Print the rendered text and write the report, with it, to benchmarks/results/filename."""
+    """Print the rendered text and write the report, with it, to benchmarks/results/filename.
+
+    Written beside it first and then renamed over it: a crash mid-write leaves the stored run.
+    """
     print(text)
     RESULTS.mkdir(exist_ok=True)
     report["table"] = text
-    (RESULTS / filename).write_text(json.dumps(report, indent=2) + "\n")
+    partial = RESULTS / f"{filename}.partial"
+    partial.write_text(json.dumps(report, indent=2) + "\n")
+    os.replace(partial, RESULTS / filename)
 
 
 def _loops_for(

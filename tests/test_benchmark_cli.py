@@ -167,3 +167,21 @@ def test_a_case_started_from_python_m_benchmarks_gets_the_callers_blas_settings(
         [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
     ).stdout.split()
     assert out == ["2", "2"]
+
+
+def test_a_store_that_fails_mid_write_leaves_the_stored_run(tmp_path, monkeypatch):
+    from benchmarks import timing
+
+    monkeypatch.setattr(timing, "RESULTS", tmp_path)
+    timing.store({"run": 1}, "first", "case.json")
+    kept = (tmp_path / "case.json").read_text()
+
+    def half_then_crash(self, data, *args, **kwargs):
+        Path.write_bytes(self, data[: len(data) // 2].encode())
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Path, "write_text", half_then_crash)
+    with pytest.raises(OSError, match="disk full"):
+        timing.store({"run": 2}, "second", "case.json")
+    monkeypatch.undo()
+    assert (tmp_path / "case.json").read_text() == kept
