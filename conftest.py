@@ -10,6 +10,7 @@ the environment is respected. `OPENBLAS_*` variables are never touched: some mac
 for correctness.
 """
 
+import gc
 import os
 import platform
 
@@ -47,6 +48,22 @@ def pytest_configure(config: pytest.Config) -> None:
             filter(None, (warm_kernel.kernels_folder(), os.environ.get("JUPYTER_PATH")))
         )
         warm_kernel.ensure_template()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Keep what is imported out of the cyclic collector's sight (see pytest_collection_finish)."""
+    gc.freeze()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Keep what was imported and collected out of the cyclic collector's sight.
+
+    Modules, test items and their notebooks live until the session ends. Frozen, a full
+    collection walks only what the tests made since: with torch and hypothesis imported, each
+    of a worker's 13-18 full collections in a run took 0.3-0.5 s, and pytest runs five more when
+    it unconfigures. Garbage the tests make is collected as before.
+    """
+    gc.freeze()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -121,6 +121,11 @@ def serve(path: str) -> None:
 
     for name in PRELOADED:
         importlib.import_module(name)
+    import gc
+
+    # What was imported lives as long as a kernel does: out of the collector's sight (here and,
+    # through fork, in every kernel), a full collection no longer walks the libraries' objects.
+    gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # ended kernels leave no zombie behind
     while True:
         connection, _ = listener.accept()
